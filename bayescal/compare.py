@@ -1,0 +1,100 @@
+"""Posterior and Wald intervals side by side.
+
+``compare(post, mle, prob=0.95)`` gives one row per term and a block of columns per method,
+plus, for every pair of methods with intervals, the width ratio and the overlap, and, when the
+truth is known (simulations), whether each interval covers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescal.summary import summarize, term_labels
+
+__all__ = ["compare", "truth_series"]
+
+
+def truth_series(truth: xr.Dataset | Mapping[str, float] | pd.Series) -> pd.Series:
+    """True values by term label, from a Dataset (as returned by ``bayescal.simulate``) or a map."""
+    if isinstance(truth, xr.Dataset):
+        parts = {}
+        for name, da in truth.data_vars.items():
+            labels = term_labels(str(name), da)
+            parts.update(zip(labels, np.asarray(da.values, dtype=float).ravel(), strict=True))
+        return pd.Series(parts, dtype=float)
+    return pd.Series(dict(truth), dtype=float)
+
+
+def compare(
+    *results: Any,
+    prob: float = 0.95,
+    truth: xr.Dataset | Mapping[str, float] | pd.Series | None = None,
+    **named: Any,
+) -> pd.DataFrame:
+    """Compare intervals from several fits of the same quantities.
+
+    Parameters
+    ----------
+    *results : DataTree or Estimate
+        Fits named by their method (``nuts``, ``map``, ``mle``, ...).
+    prob : float
+        Interval probability, passed to every summary.
+    truth : Dataset or mapping, optional
+        True values (simulations); adds ``truth`` and ``covers_<method>`` columns.
+    **named : DataTree or Estimate
+        Fits under a name of your choice, e.g. ``compare(weighted=mle, pooled=mle_u)``.
+
+    Returns
+    -------
+    DataFrame
+        Index ``term``; ``parameter``; per method ``<m>_estimate``, ``<m>_se``, ``<m>_lower``,
+        ``<m>_upper``; per pair of interval methods ``width_ratio_<a>/<b>`` (width of a over
+        width of b) and ``overlap_<a>/<b>`` (length of the intersection over the shorter
+        interval). Terms missing from a method are left empty for that method.
+    """
+    tables: dict[str, pd.DataFrame] = {}
+    for res in results:
+        table = summarize(res, prob)
+        name = str(table["method"].iloc[0])
+        base, k = name, 2
+        while name in tables:
+            name, k = f"{base}_{k}", k + 1
+        tables[name] = table
+    for name, res in named.items():
+        if name in tables:
+            raise ValueError(f"two fits are named {name!r}; pass distinct keyword names")
+        tables[name] = summarize(res, prob)
+    if not tables:
+        raise ValueError("compare needs at least one fit")
+    order = list(dict.fromkeys(t for table in tables.values() for t in table.index))
+    out = pd.DataFrame(index=pd.Index(order, name="term"))
+    parameter = pd.Series(index=out.index, dtype=object)
+    for table in tables.values():
+        parameter = parameter.fillna(table["parameter"].reindex(out.index))
+    out["parameter"] = parameter
+    with_intervals = []
+    for name, table in tables.items():
+        t = table.reindex(out.index)
+        for col in ("estimate", "se", "lower", "upper"):
+            out[f"{name}_{col}"] = t[col].astype(float)
+        if (table["interval"] != "none").any():
+            with_intervals.append(name)
+    for a, b in combinations(with_intervals, 2):
+        wa = out[f"{a}_upper"] - out[f"{a}_lower"]
+        wb = out[f"{b}_upper"] - out[f"{b}_lower"]
+        out[f"width_ratio_{a}/{b}"] = wa / wb
+        inter = (np.minimum(out[f"{a}_upper"], out[f"{b}_upper"])
+                 - np.maximum(out[f"{a}_lower"], out[f"{b}_lower"])).clip(lower=0)
+        out[f"overlap_{a}/{b}"] = inter / np.minimum(wa, wb)
+    if truth is not None:
+        true = truth_series(truth).reindex(out.index)
+        out["truth"] = true
+        for name in with_intervals:
+            out[f"covers_{name}"] = (out[f"{name}_lower"] <= true) & (true <= out[f"{name}_upper"])
+    return out

@@ -1,0 +1,110 @@
+"""Sampler diagnostics on identified quantities: R-hat, ESS, divergences, E-BFMI.
+
+Thresholds follow ArviZ 1's ``diagnose``: rank-normalised split R-hat ≤ 1.01, bulk and tail
+ESS ≥ 100 per chain, no divergent transitions, E-BFMI ≥ 0.3 in every chain.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["DiagnosticWarning", "diagnose"]
+
+RHAT_MAX = 1.01
+ESS_PER_CHAIN = 100
+EBFMI_MIN = 0.3
+
+
+class DiagnosticWarning(UserWarning):
+    """A sampler diagnostic failed: the posterior summaries may not be trustworthy."""
+
+
+def diagnose(
+    result: xr.DataTree,
+    *,
+    var_names: Iterable[str] | None = None,
+    rhat_max: float = RHAT_MAX,
+    ess_min: float | None = None,
+    warn: bool = True,
+) -> pd.DataFrame:
+    """Check a NUTS posterior and say, per variable, whether it passes.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        From :func:`bayescal.fit` with ``method="nuts"``.
+    var_names : iterable of str, optional
+        Variables to check (default: every posterior variable, which for bayescal models are
+        identified quantities; models with unidentified factors list only invariants here).
+    rhat_max : float
+        Largest acceptable R-hat.
+    ess_min : float, optional
+        Smallest acceptable bulk and tail ESS (default 100 per chain).
+    warn : bool
+        Issue a :class:`DiagnosticWarning` naming every failed check.
+
+    Returns
+    -------
+    DataFrame
+        Index (``parameter``, ``check``); columns ``value``, ``threshold``, ``ok``. Checks:
+        ``r_hat_max``, ``ess_bulk_min``, ``ess_tail_min`` per variable; ``divergences`` and
+        ``ebfmi_min`` for the sampler.
+
+    Raises
+    ------
+    ValueError
+        For a MAP result (one draw has nothing to diagnose).
+    """
+    post = result["posterior"].to_dataset()
+    n_chains, n_draws = post.sizes.get("chain", 1), post.sizes.get("draw", 1)
+    if n_draws < 4 or result.attrs.get("bayescal_method") == "map":
+        raise ValueError("diagnose needs NUTS draws; a MAP result has a single draw")
+    names = list(var_names) if var_names is not None else [str(v) for v in post.data_vars]
+    post = post[names]
+    threshold_ess = ess_min if ess_min is not None else ESS_PER_CHAIN * n_chains
+    rhat = az.rhat(post)
+    bulk = az.ess(post, method="bulk")
+    tail = az.ess(post, method="tail")
+    rows = []
+    for name in names:
+        rows.append((name, "r_hat_max", float(np.nanmax(rhat[name].values)), rhat_max, "max"))
+        rows.append((name, "ess_bulk_min", float(np.nanmin(bulk[name].values)), threshold_ess,
+                     "min"))
+        rows.append((name, "ess_tail_min", float(np.nanmin(tail[name].values)), threshold_ess,
+                     "min"))
+    if "sample_stats" in result.children:
+        stats = result["sample_stats"].to_dataset()
+        if "diverging" in stats:
+            rows.append(("sampler", "divergences", float(stats["diverging"].sum()), 0.0, "max"))
+        if "energy" in stats and n_chains * n_draws > 1:
+            energy = stats["energy"].values
+            ebfmi = np.square(np.diff(energy, axis=1)).mean(axis=1) / energy.var(axis=1)
+            rows.append(("sampler", "ebfmi_min", float(ebfmi.min()), EBFMI_MIN, "min"))
+    table = pd.DataFrame(rows, columns=["parameter", "check", "value", "threshold", "kind"])
+    passes = np.where(
+        table["kind"] == "max",
+        table["value"] <= table["threshold"],
+        table["value"] >= table["threshold"],
+    )
+    # a NaN statistic (e.g. a constant variable) is a failure, never a silent pass
+    table["ok"] = passes & table["value"].notna()
+    table = table.drop(columns="kind").set_index(["parameter", "check"])
+    failed = table[~table["ok"]]
+    if warn and len(failed):
+        shown = "; ".join(
+            f"{p} {c} = {v:.4g} (threshold {t:g})"
+            for (p, c), v, t in zip(failed.index, failed["value"], failed["threshold"], strict=True)
+        )
+        warnings.warn(
+            f"sampler diagnostics failed: {shown}. Run longer chains, raise target_accept, or "
+            "check identification before trusting the intervals.",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
+    return table

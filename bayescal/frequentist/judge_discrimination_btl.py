@@ -1,0 +1,410 @@
+r"""Frequentist twin of the judge-discrimination BTL (Xu et al. 2026, seed 002).
+
+Model (seed 002 eq. 1, SPEC §3.1): judge k prefers item i over j with probability
+:math:`\sigma(\gamma_k (s_i - s_j))`, with :math:`\sum_i s_i = 0` and
+:math:`\sum_k \log\gamma_k = 0` (constraints (3)). Ties are half a win each way, so with ties the likelihood is a
+quasi-likelihood. Cells (judge, i, j) enter through their sufficient statistics.
+
+Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u`,
+:math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by L-BFGS with the analytic gradient,
+polished by Newton steps with the analytic Hessian.
+
+Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gamma)` by
+:math:`J I^{-1} J^\top`, and to :math:`\gamma` by the delta method (SPEC §3.3):
+
+* ``expected`` (default; the paper's convention): :math:`I = \sum_c n_c p_c(1-p_c) g_c g_c^\top`;
+* ``observed``: minus the Hessian of the log-likelihood;
+* ``sandwich``: :math:`H^{-1} \hat J H^{-1}` with :math:`\hat J = \sum_c g_c g_c^\top
+  \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification.
+
+No interior MLE: the twin refuses (:class:`~bayescal.identify.IdentificationError`) when the
+comparison graph is disconnected or an item never loses / never wins (Zermelo), and raises
+:class:`MLEBoundaryError` when a judge's discrimination runs to 0 or to infinity; the MAP and
+NUTS fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the prior.
+
+See ``models/judge_discrimination_btl.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+import xarray as xr
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
+
+from bayescal.data import Comparisons
+from bayescal.frequentist._core import Estimate, MLEBoundaryError, zero_sum_basis
+from bayescal.identify import IdentificationError, require_mle
+from bayescal.summary import term_labels
+
+__all__ = ["MLEBoundaryError", "fit", "gradient", "loglik"]
+
+Information = Literal["expected", "observed", "sandwich"]
+
+# A judge whose log discrimination leaves this band around the geometric mean (a factor of
+# e^8 ≈ 3000) is at the boundary in practice: real judges span e^-3.1 .. e^1.3 in seed 002.
+_LOG_DISCRIMINATION_MAX = 8.0
+
+
+class PriorsLike(Protocol):
+    """Anything with the prior scales of the model's ``Priors`` (the twin never imports PyMC)."""
+
+    ability_sd: float | None
+    discrimination_sd: float | None
+
+
+@dataclass(frozen=True)
+class _Cells:
+    i: NDArray[np.int64]
+    j: NDArray[np.int64]
+    k: NDArray[np.int64]
+    n: NDArray[np.float64]
+    y: NDArray[np.float64]
+    y2: NDArray[np.float64]
+    n_items: int
+    n_judges: int
+
+
+def _cells(data: Comparisons, discrimination: bool) -> _Cells:
+    # display order does not enter this model, so the two orders of a cell are pooled
+    c = data.collapse(order=True, judges=not discrimination)
+    return _Cells(c.item_i, c.item_j, c.judge, c.count, c.wins, c.wins_sq, c.n_items, c.n_judges)
+
+
+def _predictor(
+    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    d = s[c.i] - s[c.j]
+    gamma = np.exp(alpha)[c.k]
+    return d, gamma, gamma * d
+
+
+def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
+    # sum over rows of y log σ(η) + (1 - y) log σ(-η), a tie y = 1/2 included
+    return float(np.sum(c.y * log_expit(eta) + (c.n - c.y) * log_expit(-eta)))
+
+
+def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
+    """Log-likelihood (kernel) of the judge-discrimination BTL at ``params``.
+
+    Parameters
+    ----------
+    params : mapping
+        ``ability`` (length N, s) and, for the judge-aware model, ``discrimination``
+        (length K, γ, positive). Without ``discrimination`` every γ_k is 1 (unweighted BTL).
+    data : Comparisons
+
+    Returns
+    -------
+    float
+        :math:`\\sum_c [y_c \\log\\sigma(\\eta_c) + (n_c - y_c)\\log\\sigma(-\\eta_c)]`,
+        :math:`\\eta_c = \\gamma_k(s_i - s_j)`; equal to the sum of per-verdict Bernoulli
+        log-likelihoods (no binomial coefficient), so cells and rows give the same value.
+    """
+    s = np.asarray(params["ability"], dtype=np.float64)
+    weighted = "discrimination" in params
+    c = _cells(data, weighted)
+    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
+             else np.zeros(c.n_judges))
+    return _kernel(_predictor(s, alpha, c)[2], c)
+
+
+def _derivatives(
+    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, weighted: bool, hessian: bool
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, dict[str, NDArray[np.float64]]]:
+    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ)."""
+    n_items, n_judges = c.n_items, c.n_judges
+    _d, gamma, eta = _predictor(s, alpha, c)
+    p = expit(eta)
+    r = c.y - c.n * p
+    ll = _kernel(eta, c)
+    size = n_items + (n_judges if weighted else 0)
+    grad = np.zeros(size)
+    grad[:n_items] = np.bincount(c.i, r * gamma, n_items) - np.bincount(c.j, r * gamma, n_items)
+    if weighted:
+        grad[n_items:] = np.bincount(c.k, r * eta, n_judges)
+    parts: dict[str, NDArray[np.float64]] = {"p": p, "r": r}
+    if not hessian:
+        return ll, grad, None, parts
+    g = _design(c, gamma, eta, size, weighted)
+    w = c.n * p * (1 - p)
+    expected = g.T @ (w[:, None] * g)
+    curvature = np.zeros((size, size))
+    if weighted:
+        # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = η
+        rows = n_items + c.k
+        np.add.at(curvature, (c.i, rows), r * gamma)
+        np.add.at(curvature, (c.j, rows), -r * gamma)
+        curvature[n_items:, :n_items] = curvature[:n_items, n_items:].T
+        curvature[n_items:, n_items:] = np.diag(np.bincount(c.k, r * eta, n_judges))
+    parts["expected"] = expected
+    parts["design"] = g
+    return ll, grad, curvature - expected, parts
+
+
+def _design(
+    c: _Cells, gamma: NDArray[np.float64], eta: NDArray[np.float64], size: int, weighted: bool
+) -> NDArray[np.float64]:
+    """Rows g_c = ∂η_c/∂(s, log γ)."""
+    g = np.zeros((len(c.n), size))
+    rows = np.arange(len(c.n))
+    g[rows, c.i] = gamma
+    g[rows, c.j] = -gamma
+    if weighted:
+        g[rows, c.n_items + c.k] = eta
+    return g
+
+
+def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, NDArray[np.float64]]:
+    """Analytic gradient of :func:`loglik` in the raw coordinates (s, log γ).
+
+    Returns
+    -------
+    dict
+        ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only).
+    """
+    s = np.asarray(params["ability"], dtype=np.float64)
+    weighted = "discrimination" in params
+    c = _cells(data, weighted)
+    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
+             else np.zeros(c.n_judges))
+    _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
+    out = {"ability": grad[: c.n_items]}
+    if weighted:
+        out["log_discrimination"] = grad[c.n_items:]
+    return out
+
+
+def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
+    """J = blockdiag(A_s, A_α): free coordinates -> raw (s, log γ)."""
+    a_s = zero_sum_basis(c.n_items)
+    if not weighted:
+        return np.asarray(a_s)
+    a_a = zero_sum_basis(c.n_judges)
+    jac = np.zeros((c.n_items + c.n_judges, c.n_items + c.n_judges - 2))
+    jac[: c.n_items, : c.n_items - 1] = a_s
+    jac[c.n_items:, c.n_items - 1:] = a_a
+    return jac
+
+
+def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
+    """Diagonal prior precision in the raw coordinates (zero where a prior is flat or absent)."""
+    prec = np.zeros(c.n_items + (c.n_judges if weighted else 0))
+    if penalty is None:
+        return prec
+    if penalty.ability_sd is not None:
+        prec[: c.n_items] = 1.0 / penalty.ability_sd**2
+    if weighted and penalty.discrimination_sd is not None:
+        prec[c.n_items:] = 1.0 / penalty.discrimination_sd**2
+    return prec
+
+
+def _optimize(
+    c: _Cells, weighted: bool, prec: NDArray[np.float64], jac: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], dict[str, object]]:
+    scale = 1.0 / c.n.sum()  # optimise the per-verdict average so tolerances do not scale with T
+    n_items = c.n_items
+
+    def split(theta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        raw = jac @ theta
+        return raw[:n_items], (raw[n_items:] if weighted else np.zeros(c.n_judges))
+
+    def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        s, alpha = split(theta)
+        ll, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
+        raw = jac @ theta
+        value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
+        return value, -(jac.T @ (grad - prec * raw)) * scale
+
+    theta = np.zeros(jac.shape[1])
+    res = minimize(objective, theta, jac=True, method="L-BFGS-B",
+                   options={"maxiter": 5000, "gtol": 1e-10, "ftol": 1e-15})
+    theta = res.x
+    # Newton polish: L-BFGS stops at ~1e-6 relative accuracy; a few exact steps reach ~1e-12
+    newton_steps = 0
+    for _ in range(50):
+        s, alpha = split(theta)
+        _, grad, hess, _ = _derivatives(s, alpha, c, weighted, hessian=True)
+        raw = jac @ theta
+        g_free = jac.T @ (grad - prec * raw)
+        h_free = jac.T @ (hess - np.diag(prec)) @ jac
+        try:
+            step = np.linalg.solve(h_free, -g_free)
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(step)):
+            break
+        base = objective(theta)[0]
+        t = 1.0
+        while t > 1e-8 and objective(theta + t * step)[0] > base + 1e-15 * abs(base):
+            t /= 2
+        if t <= 1e-8:
+            break
+        theta = theta + t * step
+        newton_steps += 1
+        if np.max(np.abs(t * step)) < 1e-13:
+            break
+    final_grad = objective(theta)[1] / scale
+    info = {
+        "optimizer": "L-BFGS-B + Newton",
+        "lbfgs_iterations": int(res.nit),
+        "newton_steps": newton_steps,
+        "max_abs_gradient": float(np.max(np.abs(final_grad))) if final_grad.size else 0.0,
+    }
+    return theta, info
+
+
+def _check_boundary(
+    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, judges: tuple[str, ...]
+) -> None:
+    """Raise when a judge's discrimination sits at 0 or infinity (no interior MLE).
+
+    An interior γ_k maximises judge k's concave profile in γ_k at a positive value, so the
+    profile's slope at γ_k = 0, Σ (y - n/2)(s_i - s_j), must be positive; a judge whose
+    verdicts are perfectly ordered by ŝ has a profile increasing without bound.
+    """
+    d = s[c.i] - s[c.j]
+    slope0 = np.bincount(c.k, (c.y - c.n / 2) * d, c.n_judges)
+    consistent = ((d > 0) & (c.y >= c.n)) | ((d < 0) & (c.y <= 0))
+    separated = np.bincount(c.k, ~consistent, c.n_judges) == 0
+    centred = alpha - alpha.mean()
+    to_zero = (slope0 <= 0) | (centred < -_LOG_DISCRIMINATION_MAX)
+    to_inf = separated | (centred > _LOG_DISCRIMINATION_MAX)
+    problems = [f"{judges[k]!r} → 0 (its verdicts do not agree with the ranking the other judges "
+                "imply)" for k in np.flatnonzero(to_zero)]
+    problems += [f"{judges[k]!r} → ∞ (its verdicts are perfectly ordered by the scores)"
+                 for k in np.flatnonzero(to_inf & ~to_zero)]
+    if problems:
+        raise MLEBoundaryError(
+            "the judge-aware MLE does not exist: discrimination of judge "
+            + "; of judge ".join(problems)
+            + ". Under Σ log γ = 0 this drags every other parameter to a boundary, so no Wald "
+            "interval is meaningful. Use the MAP or NUTS fit (the prior on log discrimination "
+            "keeps it finite), fit without those judges (Comparisons.subset), or fit the "
+            "unweighted model (discrimination=False)."
+        )
+
+
+def fit(
+    data: Comparisons,
+    *,
+    discrimination: bool = True,
+    information: Information = "expected",
+    penalty: PriorsLike | None = None,
+) -> Estimate:
+    """Maximum-likelihood fit of the judge-discrimination BTL with Wald covariance.
+
+    Parameters
+    ----------
+    data : Comparisons
+    discrimination : bool
+        Estimate γ_k (seed 002's judge-aware model). False fits the unweighted BTL
+        (γ_k ≡ 1, judges pooled; SPEC §3.4). A single judge always gets γ ≡ 1.
+    information : {"expected", "observed", "sandwich"}
+        Covariance: inverse expected (Fisher) information (the paper's convention, SPEC
+        §3.3), inverse observed information, or the sandwich (robust to ties).
+    penalty : Priors, optional
+        Add the log density of the Bayesian model's priors (Gaussian on the sum-zero
+        coordinates); the optimum is then the MAP of
+        :func:`bayescal.models.judge_discrimination_btl.build` with those priors, and the
+        covariance includes the prior precision. ``None`` gives the MLE.
+
+    Returns
+    -------
+    Estimate
+        ``ability`` (s, sum zero) and ``discrimination`` (γ, geometric mean one) with Wald
+        intervals; method ``"mle"`` (or ``"penalized-mle"``).
+
+    Raises
+    ------
+    IdentificationError
+        Disconnected comparison graph, or an item that never loses / never wins (with no
+        penalty on ``ability``).
+    MLEBoundaryError
+        A judge's discrimination runs to 0 or to infinity.
+    """
+    if information not in ("expected", "observed", "sandwich"):
+        raise ValueError(
+            f"information must be 'expected', 'observed' or 'sandwich', got {information!r}"
+        )
+    weighted = discrimination and data.n_judges > 1
+    if penalty is None or penalty.ability_sd is None:
+        require_mle(data)
+    c = _cells(data, weighted)
+    jac = _chart(c, weighted)
+    prec = _precision(c, weighted, penalty)
+    theta, info = _optimize(c, weighted, prec, jac)
+    raw = jac @ theta
+    s = raw[: c.n_items]
+    alpha = raw[c.n_items:] if weighted else np.zeros(c.n_judges)
+    if weighted and (penalty is None or penalty.discrimination_sd is None):
+        _check_boundary(s, alpha, c, data.judges)
+    ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True)
+    assert hess is not None
+    observed = -hess + np.diag(prec)
+    bread = jac.T @ (parts["expected"] + np.diag(prec) if information == "expected"
+                     else observed) @ jac
+    eig = np.linalg.eigvalsh(bread)
+    if eig[0] <= 1e-12 * eig[-1]:
+        raise IdentificationError(
+            "the information matrix is singular at the estimate (condition number "
+            f"{eig[-1] / max(eig[0], 1e-300):.2g}): the data do not separate the scores "
+            "(all abilities equal?) or some parameters are not identified"
+        )
+    inv = np.linalg.inv(bread)
+    if information == "sandwich":
+        _, _gamma, _ = _predictor(s, alpha, c)
+        p = parts["p"]
+        sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
+        g = parts["design"] @ jac
+        meat = g.T @ (sq_resid[:, None] * g)
+        cov_free = inv @ meat @ inv
+    else:
+        cov_free = inv
+    cov_raw = jac @ cov_free @ jac.T
+    return _estimate(data, s, alpha, cov_raw, weighted, ll, information, penalty, info)
+
+
+def _estimate(
+    data: Comparisons,
+    s: NDArray[np.float64],
+    alpha: NDArray[np.float64],
+    cov_raw: NDArray[np.float64],
+    weighted: bool,
+    ll: float,
+    information: str,
+    penalty: PriorsLike | None,
+    info: dict[str, object],
+) -> Estimate:
+    params = {"ability": xr.DataArray(s, dims="item", coords={"item": list(data.items)})}
+    n = data.n_items
+    if weighted:
+        gamma = np.exp(alpha)
+        params["discrimination"] = xr.DataArray(
+            gamma, dims="judge", coords={"judge": list(data.judges)}
+        )
+        # delta method: d γ / d log γ = γ
+        scale = np.concatenate([np.ones(n), gamma])
+        cov = cov_raw * np.outer(scale, scale)
+    else:
+        cov = cov_raw
+    ds = xr.Dataset(params)
+    terms = tuple(
+        label for name, da in ds.data_vars.items() for label in term_labels(str(name), da)
+    )
+    return Estimate(
+        method="mle" if penalty is None else "penalized-mle",
+        params=ds,
+        cov=cov,
+        terms=terms,
+        interval={name: "wald" for name in ds.data_vars},
+        loglik=ll,
+        converged=True,
+        info={**info, "information": information, "discrimination": weighted,
+              "n_verdicts": float(data.n_rows)},
+    )

@@ -1,0 +1,1 @@
+"""PyMC models, one module per model stem."""
