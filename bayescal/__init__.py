@@ -6,8 +6,9 @@ independent frequentist twin (``bayescal.frequentist``) for side-by-side interva
 
 from importlib.metadata import version as _version
 
+from bayescal import datasets, simulate
 from bayescal.compare import compare
-from bayescal.data import Comparisons, DataError
+from bayescal.data import Comparisons, DataError, Labels
 from bayescal.diagnostics import DiagnosticWarning, diagnose
 from bayescal.fitting import fit
 from bayescal.identify import IdentificationError, IdentificationWarning
@@ -21,8 +22,11 @@ __all__ = [
     "DiagnosticWarning",
     "IdentificationError",
     "IdentificationWarning",
+    "Labels",
     "compare",
+    "datasets",
     "diagnose",
     "fit",
+    "simulate",
     "summarize",
 ]

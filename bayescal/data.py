@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Comparisons", "DataError"]
+__all__ = ["Comparisons", "DataError", "Labels"]
 
 _MAX_LISTED = 5
 
@@ -228,6 +228,49 @@ class Comparisons:
         return cls._aggregate(items, judges, kk, ia, ib, o, n, y, tuple(humans))
 
     @classmethod
+    def from_codes(
+        cls,
+        items: Sequence[str],
+        judges: Sequence[str],
+        *,
+        judge: ArrayLike,
+        item_a: ArrayLike,
+        item_b: ArrayLike,
+        outcome: ArrayLike,
+        order: ArrayLike | None = None,
+        count: ArrayLike | None = None,
+        humans: Sequence[str] = (),
+    ) -> Comparisons:
+        """Build from integer codes (fast path for simulations; codes index ``items``/``judges``).
+
+        Raises
+        ------
+        DataError
+            Codes out of range, a self-comparison, or an outcome outside [0, 1].
+        """
+        ia = np.asarray(item_a, dtype=np.int64)
+        ib = np.asarray(item_b, dtype=np.int64)
+        k = np.asarray(judge, dtype=np.int64)
+        y = np.asarray(outcome, dtype=np.float64)
+        n = np.ones(len(ia)) if count is None else np.asarray(count, dtype=np.float64)
+        o = np.zeros(len(ia), np.int64) if order is None else np.asarray(order, dtype=np.int64)
+        if len(ia) == 0:
+            raise DataError("there are no comparisons")
+        if not (len(ia) == len(ib) == len(k) == len(y) == len(n) == len(o)):
+            raise DataError("judge, item_a, item_b, outcome, order and count differ in length")
+        bad = (ia < 0) | (ia >= len(items)) | (ib < 0) | (ib >= len(items))
+        bad |= (k < 0) | (k >= len(judges))
+        if bad.any():
+            raise DataError(f"codes out of range at positions {np.flatnonzero(bad)[:5].tolist()}")
+        if (ia == ib).any():
+            raise DataError(f"self-comparison at positions {np.flatnonzero(ia == ib)[:5].tolist()}")
+        if not np.all((y >= 0) & (y <= 1)):
+            raise DataError("outcome must lie in [0, 1]")
+        return cls._aggregate(
+            tuple(items), tuple(judges), k, ia, ib, o, n, y, tuple(humans)
+        )
+
+    @classmethod
     def _aggregate(
         cls,
         items: tuple[str, ...],
@@ -385,3 +428,231 @@ def _cells(
         humans=humans,
         n_rows=float(cnt.sum()),
     )
+
+
+def _as_judge_matrix(
+    values: ArrayLike, name: str, judges: Sequence[str] | None
+) -> NDArray[np.float64]:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise DataError(f"{name} must be a vector (one judge) or an items x judges matrix")
+    if judges is not None and arr.shape[1] != len(judges):
+        raise DataError(
+            f"{name} has {arr.shape[1]} judge column(s) but {len(judges)} judge name(s) were given"
+        )
+    return arr
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Human labels on a calibration set and judge labels on every item (seed 001).
+
+    The calibration set (m items) has the human label Y and the judge label(s) Ŷ; the test set
+    (n items) has only Ŷ; N = n + m. Several judges label the same items as columns of
+    ``yhat_cal`` / ``yhat_test``. Values may be binary, discrete or continuous; estimators that
+    need binary labels check it (:meth:`require_binary`).
+
+    Attributes
+    ----------
+    y_cal : ndarray, shape (m,)
+    yhat_cal : ndarray, shape (m, K)
+    yhat_test : ndarray, shape (n, K)
+    judges : tuple of str
+    cal_index, test_index : pandas.Index
+        Row labels of the calibration and test items, used in error messages.
+    """
+
+    y_cal: NDArray[np.float64]
+    yhat_cal: NDArray[np.float64]
+    yhat_test: NDArray[np.float64]
+    judges: tuple[str, ...]
+    cal_index: pd.Index
+    test_index: pd.Index
+
+    @classmethod
+    def from_arrays(
+        cls,
+        y_cal: ArrayLike,
+        yhat_cal: ArrayLike,
+        yhat_test: ArrayLike,
+        *,
+        judges: Sequence[str] | None = None,
+    ) -> Labels:
+        """Labels from arrays.
+
+        Parameters
+        ----------
+        y_cal : array, shape (m,)
+            Human labels of the calibration items.
+        yhat_cal : array, shape (m,) or (m, K)
+            Judge labels of the calibration items (one column per judge).
+        yhat_test : array, shape (n,) or (n, K)
+            Judge labels of the test items.
+        judges : sequence of str, optional
+            Judge names (default ``judge``, or ``judge_0..`` for several).
+
+        Raises
+        ------
+        DataError
+            Missing values, length mismatch, an empty calibration or test set, or a judge
+            count that differs between the two sets.
+        """
+        y = np.asarray(y_cal, dtype=np.float64)
+        if y.ndim != 1:
+            raise DataError(f"y_cal must be a vector, got shape {y.shape}")
+        hc = _as_judge_matrix(yhat_cal, "yhat_cal", judges)
+        ht = _as_judge_matrix(yhat_test, "yhat_test", judges)
+        if hc.shape[0] != y.shape[0]:
+            raise DataError(
+                f"length mismatch: y_cal has {y.shape[0]} items but yhat_cal has {hc.shape[0]}; "
+                "both describe the same calibration items"
+            )
+        if hc.shape[1] != ht.shape[1]:
+            raise DataError(
+                f"yhat_cal has {hc.shape[1]} judge(s) but yhat_test has {ht.shape[1]}"
+            )
+        k = hc.shape[1]
+        names = tuple(judges) if judges is not None else (
+            ("judge",) if k == 1 else tuple(f"judge_{i}" for i in range(k)))
+        return cls._checked(y, hc, ht, names, pd.RangeIndex(len(y)), pd.RangeIndex(len(ht)))
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        human: str = "human",
+        judge: str | Sequence[str] = "judge",
+        labelled: str | None = None,
+    ) -> Labels:
+        """Labels from a frame with one row per item.
+
+        Parameters
+        ----------
+        df : DataFrame
+        human : str
+            Column of human labels (read on labelled rows only).
+        judge : str or sequence of str
+            Column(s) of judge labels, one per judge.
+        labelled : str, optional
+            Boolean column marking the calibration rows. Default: rows whose human label is
+            present.
+
+        Raises
+        ------
+        DataError
+            Missing columns, a non-boolean mask, missing judge labels, or an empty split.
+        """
+        cols = [judge] if isinstance(judge, str) else list(judge)
+        needed = [human, *cols] + ([labelled] if labelled is not None else [])
+        missing = [c for c in needed if c not in df.columns]
+        if missing:
+            raise DataError(
+                f"missing column(s) {missing}; the frame has {list(df.columns)}. Name the columns "
+                "with human=..., judge=..., labelled=..."
+            )
+        if labelled is not None:
+            mask_raw = df[labelled]
+            if not pd.api.types.is_bool_dtype(mask_raw):
+                if mask_raw.isna().any() or not mask_raw.isin([0, 1, True, False]).all():
+                    bad = (~mask_raw.isin([0, 1, True, False]) | mask_raw.isna()).to_numpy(bool)
+                    raise DataError(
+                        f"column {labelled!r} must be True/False (calibration item or not); rows "
+                        f"{_rows(df.index, bad)} have {list(mask_raw[bad][:_MAX_LISTED])}"
+                    )
+            mask = mask_raw.astype(bool).to_numpy()
+        else:
+            mask = df[human].notna().to_numpy(bool)
+        cal, test = df[mask], df[~mask]
+        y = pd.to_numeric(cal[human], errors="coerce")
+        bad = y.isna().to_numpy(bool)
+        if bad.any():
+            raise DataError(
+                f"column {human!r} must hold a number on every labelled row; rows "
+                f"{_rows(cal.index, bad)} have {list(cal[human][bad][:_MAX_LISTED])}"
+            )
+        hc = cal[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+        ht = test[cols].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+        return cls._checked(y.to_numpy(np.float64), hc, ht, tuple(cols), cal.index, test.index)
+
+    @classmethod
+    def _checked(
+        cls,
+        y: NDArray[np.float64],
+        hc: NDArray[np.float64],
+        ht: NDArray[np.float64],
+        judges: tuple[str, ...],
+        cal_index: pd.Index,
+        test_index: pd.Index,
+    ) -> Labels:
+        if len(y) == 0:
+            raise DataError("the calibration set is empty: at least one human label is needed")
+        if len(ht) == 0:
+            raise DataError("the test set is empty: there are no judge-only items to use")
+        for name, arr, index in (("y_cal", y[:, None], cal_index), ("yhat_cal", hc, cal_index),
+                                 ("yhat_test", ht, test_index)):
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                rows = bad.any(axis=1)
+                cols = [judges[c] for c in np.flatnonzero(bad.any(axis=0))] if name != "y_cal" \
+                    else ["human"]
+                raise DataError(
+                    f"{name} has missing or non-numeric values (judge {cols}) in rows "
+                    f"{_rows(index, rows)}; drop those items or fill them"
+                )
+        return cls(y, hc, ht, judges, cal_index, test_index)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def m(self) -> int:
+        """Calibration items (human-labelled)."""
+        return len(self.y_cal)
+
+    @property
+    def n(self) -> int:
+        """Test items (judge labels only)."""
+        return len(self.yhat_test)
+
+    @property
+    def n_judges(self) -> int:
+        """Number of judges K."""
+        return len(self.judges)
+
+    def judge(self, name: str | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One judge's labels ``(yhat_cal, yhat_test)``; the only judge when ``name`` is None."""
+        if name is None:
+            if self.n_judges != 1:
+                raise DataError(
+                    f"there are {self.n_judges} judges {list(self.judges)}; name one (judge=...)"
+                )
+            k = 0
+        elif name in self.judges:
+            k = self.judges.index(name)
+        else:
+            raise DataError(f"unknown judge {name!r}; judges are {list(self.judges)}")
+        return self.yhat_cal[:, k], self.yhat_test[:, k]
+
+    def is_binary(self) -> bool:
+        """All human and judge labels are 0 or 1."""
+        return all(np.isin(a, (0.0, 1.0)).all() for a in (self.y_cal, self.yhat_cal,
+                                                           self.yhat_test))
+
+    def require_binary(self) -> None:
+        """Raise :class:`DataError` naming the first non-binary labels."""
+        for name, arr, index in (("human label (y_cal)", self.y_cal[:, None], self.cal_index),
+                                 ("judge label (yhat_cal)", self.yhat_cal, self.cal_index),
+                                 ("judge label (yhat_test)", self.yhat_test, self.test_index)):
+            bad = ~np.isin(arr, (0.0, 1.0))
+            if bad.any():
+                rows = bad.any(axis=1)
+                raise DataError(
+                    f"{name} must be 0 or 1 for this estimator; rows {_rows(index, rows)} have "
+                    f"{sorted(set(arr[bad].tolist()))[:_MAX_LISTED]}. Binarise the labels, or use "
+                    "an estimator for continuous labels."
+                )
+
+    def __repr__(self) -> str:
+        return (f"Labels(m={self.m} calibration, n={self.n} test items; "
+                f"judges={list(self.judges)})")

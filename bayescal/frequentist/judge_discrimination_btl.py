@@ -2,8 +2,9 @@ r"""Frequentist twin of the judge-discrimination BTL (Xu et al. 2026, seed 002).
 
 Model (seed 002 eq. 1, SPEC §3.1): judge k prefers item i over j with probability
 :math:`\sigma(\gamma_k (s_i - s_j))`, with :math:`\sum_i s_i = 0` and
-:math:`\sum_k \log\gamma_k = 0` (constraints (3)). Ties are half a win each way, so with ties the likelihood is a
-quasi-likelihood. Cells (judge, i, j) enter through their sufficient statistics.
+:math:`\sum_k \log\gamma_k = 0` (constraints (3)). Ties are half a win each way, so with
+ties the likelihood is a quasi-likelihood. Cells (judge, i, j) enter through their sufficient
+statistics.
 
 Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u`,
 :math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by L-BFGS with the analytic gradient,
