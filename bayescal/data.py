@@ -177,6 +177,9 @@ class Comparisons:
                 )
         a = df[item_a].astype(str)
         b = df[item_b].astype(str)
+        items = tuple(sorted(set(a.unique()) | set(b.unique())))
+        if len(items) < 2:
+            raise DataError(f"only one item ({items[0]!r}) appears; a ranking needs at least two")
         same = (a == b).to_numpy(bool)
         if same.any():
             raise DataError(
@@ -213,9 +216,6 @@ class Comparisons:
         else:
             n = np.ones(len(df))
         k_lab = df[present["judge"]].astype(str) if "judge" in present else None
-        items = tuple(sorted(set(a.unique()) | set(b.unique())))
-        if len(items) < 2:
-            raise DataError(f"only one item ({items[0]!r}) appears; a ranking needs at least two")
         judges = tuple(sorted(k_lab.unique())) if k_lab is not None else ("judge",)
         unknown = [h for h in humans if h not in judges]
         if unknown:
@@ -256,6 +256,8 @@ class Comparisons:
         o = np.zeros(len(ia), np.int64) if order is None else np.asarray(order, dtype=np.int64)
         if len(ia) == 0:
             raise DataError("there are no comparisons")
+        if len(items) < 2:
+            raise DataError(f"only {len(items)} item(s) {list(items)}; a ranking needs two")
         if not (len(ia) == len(ib) == len(k) == len(y) == len(n) == len(o)):
             raise DataError("judge, item_a, item_b, outcome, order and count differ in length")
         bad = (ia < 0) | (ia >= len(items)) | (ib < 0) | (ib >= len(items))

@@ -1,0 +1,714 @@
+r"""Frequentist twin of the misclassification model (Chen et al., seed 001 §2.5; K judges).
+
+Model (SPEC §2.1–2.2). A human label :math:`Y \sim \mathrm{Bern}(\theta)` (``prevalence``);
+judge k reports :math:`\hat Y_k` with specificity :math:`q_{0k} = P(\hat Y_k = 0 \mid Y = 0)`
+and sensitivity :math:`q_{1k} = P(\hat Y_k = 1 \mid Y = 1)`; judges are conditionally
+independent given Y (Dawid–Skene). With one judge this is exactly the paper's three-parameter
+model. Calibration items (human label seen) contribute :math:`\log P(Y, \hat Y_1..\hat Y_K)`,
+test items :math:`\log \sum_y P(y) \prod_k P(\hat Y_k \mid y)`. Items enter through the counts
+of their distinct label patterns (:func:`patterns`), and the log-likelihood is the sum over
+items of log-probabilities (no multinomial coefficient).
+
+Identification needs :math:`\kappa_k = q_{0k} + q_{1k} - 1 > 0` for every judge (the paper's
+:math:`q_0 + q_1 \ne 1`, oriented so that a judge is better than chance; otherwise Y and 1 - Y
+swap roles). The optimizer works in a chart where this holds by construction,
+:math:`q_1 = \sigma(z_1)`, :math:`q_0 = 1 - q_1\sigma(-z_0)` (so
+:math:`\kappa = q_1\sigma(z_0) > 0`), and :math:`\theta = \sigma(c)`.
+
+Algorithms: ``newton`` (BFGS on the chart with the analytic gradient, polished by Newton steps
+with the analytic Hessian) or ``em`` (E-step: :math:`P(Y = 1 \mid \text{pattern})` for each test
+pattern; M-step: weighted proportions, SPEC §2.2 generalised to K judges). They agree to
+~1e-10.
+
+Covariance: the inverse of
+
+* ``observed`` (default; the seed's R code): minus the analytic Hessian of the log-likelihood in
+  :math:`(\theta, q_0, q_1)`. The seed differentiates numerically on the logit scale and maps
+  back by the delta method; at a stationary point the two coincide;
+* ``expected``: :math:`m I_{cal} + n I_{test}` at the estimate, with the per-item
+  informations :math:`E[s s^\top]` (closed form for the calibration part; the test part sums
+  over the :math:`2^K` judge patterns exactly; for K = 1 both are the paper's closed forms).
+
+Intervals are logit-scale Wald (``wald-logit``) for every parameter, as in the seed.
+
+Failure modes: labels that are not 0/1 (:class:`~bayescal.data.DataError`); one judge and no
+calibration item with Y = 1 (or Y = 0), which leaves the sensitivity (specificity)
+unidentified (:class:`~bayescal.identify.IdentificationError`, before fitting); and an estimate
+on the boundary of the parameter space — a judge no better than chance (κ → 0), a sensitivity
+or specificity at 0 or 1, a prevalence at 0 or 1 — reported as :class:`MLEBoundaryError`
+naming the judge and parameter. The MAP and NUTS fits of
+:mod:`bayescal.models.misclassification` stay interior through their Beta priors.
+
+See ``models/misclassification.md``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+import xarray as xr
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
+from scipy.special import expit, logit
+from scipy.stats import beta as beta_dist
+
+from bayescal.data import DataError, Labels
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.identify import IdentificationError
+from bayescal.summary import term_labels
+
+__all__ = [
+    "MLEBoundaryError",
+    "Patterns",
+    "fit",
+    "gradient",
+    "information",
+    "loglik",
+    "patterns",
+    "unidentified",
+]
+
+Information = Literal["observed", "expected"]
+Algorithm = Literal["newton", "em"]
+
+# An estimate whose chart coordinate (logit θ, logit q1, log κ - log(1 - q0)) exceeds this in
+# absolute value is on the boundary in practice: a probability within ~3e-7 of 0 or 1, or
+# κ below ~3e-7·q1. An interior estimate that close needs millions of items per pattern.
+_CHART_MAX = 15.0
+# Beyond this (a probability within ~7e-3 of 0 or 1) a coordinate whose log-likelihood slope
+# still points outwards by more than _SLOPE_TOL per item is running to the boundary.
+_CHART_NEAR = 5.0
+_SLOPE_TOL = 1e-7
+# The expected information sums over all 2^K test patterns.
+_MAX_JUDGES_EXPECTED = 16
+
+
+class PriorsLike(Protocol):
+    """Anything with the Beta (a, b) fields of the model's ``Priors`` (no PyMC import here)."""
+
+    prevalence: tuple[float, float]
+    specificity: tuple[float, float]
+    sensitivity: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Distinct label patterns with their item counts: the sufficient statistics.
+
+    Attributes
+    ----------
+    judges : tuple of str
+    yhat : ndarray, shape (P, K)
+        Judge labels of each pattern (0/1).
+    y : ndarray, shape (P,)
+        Human label of a calibration pattern (0/1); 0 (unused) for a test pattern.
+    test : ndarray of bool, shape (P,)
+        True for test patterns (human label not seen).
+    count : ndarray, shape (P,)
+        Items with this pattern.
+    m, n : int
+        Calibration and test items.
+    """
+
+    judges: tuple[str, ...]
+    yhat: NDArray[np.float64]
+    y: NDArray[np.float64]
+    test: NDArray[np.bool_]
+    count: NDArray[np.float64]
+    m: int
+    n: int
+
+    @property
+    def n_judges(self) -> int:
+        """Number of judges K."""
+        return len(self.judges)
+
+    @property
+    def names(self) -> list[str]:
+        """Readable pattern labels: ``y=1 yhat=011`` (calibration), ``yhat=011`` (test)."""
+        bits = ["".join(str(int(b)) for b in row) for row in self.yhat]
+        return [f"yhat={b}" if t else f"y={int(y)} yhat={b}"
+                for b, t, y in zip(bits, self.test, self.y, strict=True)]
+
+    @property
+    def n_calibration_positive(self) -> int:
+        """Calibration items with Y = 1."""
+        return int(self.count[~self.test & (self.y == 1)].sum())
+
+
+def patterns(labels: Labels, judges: Sequence[str] | None = None) -> Patterns:
+    """Aggregate binary labels to counts per distinct pattern (calibration first, then test).
+
+    Parameters
+    ----------
+    labels : Labels
+        Binary human and judge labels.
+    judges : sequence of str, optional
+        Judges to keep, in this order (default: all).
+
+    Raises
+    ------
+    DataError
+        Labels that are not 0/1, or an unknown judge name.
+    """
+    labels.require_binary()
+    names = tuple(labels.judges) if judges is None else tuple(judges)
+    unknown = [j for j in names if j not in labels.judges]
+    if unknown or not names:
+        raise DataError(f"unknown judge(s) {unknown}; judges are {list(labels.judges)}")
+    if len(set(names)) != len(names):
+        raise DataError(f"judges {list(names)} name a judge twice")
+    cols = [labels.judges.index(j) for j in names]
+    cal = np.column_stack([labels.y_cal, labels.yhat_cal[:, cols]]).astype(np.int8)
+    cal_u, cal_c = np.unique(cal, axis=0, return_counts=True)
+    test_u, test_c = np.unique(labels.yhat_test[:, cols].astype(np.int8), axis=0,
+                               return_counts=True)
+    return Patterns(
+        judges=names,
+        yhat=np.vstack([cal_u[:, 1:], test_u]).astype(np.float64),
+        y=np.concatenate([cal_u[:, 0], np.zeros(len(test_u))]).astype(np.float64),
+        test=np.concatenate([np.zeros(len(cal_u), bool), np.ones(len(test_u), bool)]),
+        count=np.concatenate([cal_c, test_c]).astype(np.float64),
+        m=labels.m,
+        n=labels.n,
+    )
+
+
+def unidentified(pat: Patterns) -> str | None:
+    """Why the likelihood cannot identify the model before fitting, or None.
+
+    With one judge the test items identify only :math:`p = P(\\hat Y = 1)`. Without a
+    calibration item with Y = 1, nothing else informs the sensitivity (with Y = 0, the
+    specificity), so the maximum runs along a ridge or to a boundary. With several judges the
+    test patterns carry more moments (a latent-class model), so the check is left to the fit.
+    """
+    if pat.n_judges != 1:
+        return None
+    m1 = pat.n_calibration_positive
+    missing = ("sensitivity", "Y = 1", "1") if m1 == 0 else (
+        ("specificity", "Y = 0", "0") if m1 == pat.m else None)
+    if missing is None:
+        return None
+    name, cls, value = missing
+    return (
+        f"no calibration item has human label {cls} (all {pat.m} are {1 - int(value)}), so the "
+        f"{name} of judge {pat.judges[0]!r} is not identified: with one judge the test items "
+        "identify only P(Ŷ = 1), a single number shared by the prevalence and the "
+        f"{name}. Label some items with Y = {value}, or use the Bayesian model "
+        "(bayescal.models.misclassification), where the Beta prior makes the posterior proper"
+    )
+
+
+# ------------------------------------------------------------------ parameters
+def _vector(params: Mapping[str, ArrayLike], k: int) -> NDArray[np.float64]:
+    """(prevalence, specificity[K], sensitivity[K]) -> one vector x of length 1 + 2K."""
+    theta = np.asarray(params["prevalence"], dtype=np.float64).reshape(-1)
+    q0 = np.asarray(params["specificity"], dtype=np.float64).reshape(-1)
+    q1 = np.asarray(params["sensitivity"], dtype=np.float64).reshape(-1)
+    if theta.size != 1 or q0.size != k or q1.size != k:
+        raise ValueError(
+            f"params need a scalar prevalence and specificity/sensitivity of length {k} "
+            f"(one per judge); got sizes {theta.size}, {q0.size}, {q1.size}"
+        )
+    return np.concatenate([theta, q0, q1])
+
+
+def _split(
+    x: NDArray[np.float64], k: int
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    return float(x[0]), x[1 : 1 + k], x[1 + k :]
+
+
+def _parts(
+    x: NDArray[np.float64], pat: Patterns
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per pattern: log A1 = log P(Y=1, ŷ), log A0 = log P(Y=0, ŷ), and the log-probability."""
+    theta, q0, q1 = _split(x, pat.n_judges)
+    with np.errstate(divide="ignore"):
+        la1 = np.log(theta) + pat.yhat @ np.log(q1) + (1 - pat.yhat) @ np.log1p(-q1)
+        la0 = np.log1p(-theta) + pat.yhat @ np.log1p(-q0) + (1 - pat.yhat) @ np.log(q0)
+    lp = np.where(pat.test, np.logaddexp(la1, la0), np.where(pat.y == 1, la1, la0))
+    return la1, la0, lp
+
+
+def _weights(la1: NDArray[np.float64], la0: NDArray[np.float64], pat: Patterns
+             ) -> NDArray[np.float64]:
+    """P(Y = 1 | pattern): the human label on calibration patterns, the posterior on test ones."""
+    return np.where(pat.test, expit(la1 - la0), pat.y)
+
+
+def _scores(
+    x: NDArray[np.float64], yhat: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Complete-data scores ∂ log A_y / ∂x for y = 1 and y = 0, rows per pattern."""
+    k = yhat.shape[1]
+    theta, q0, q1 = _split(x, k)
+    s1 = np.zeros((len(yhat), 1 + 2 * k))
+    s0 = np.zeros_like(s1)
+    s1[:, 0] = 1 / theta
+    s0[:, 0] = -1 / (1 - theta)
+    s1[:, 1 + k :] = yhat / q1 - (1 - yhat) / (1 - q1)
+    s0[:, 1 : 1 + k] = (1 - yhat) / q0 - yhat / (1 - q0)
+    return s1, s0
+
+
+def _derivatives(
+    x: NDArray[np.float64], pat: Patterns, hessian: bool
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64]]:
+    """Log-likelihood, gradient and (optionally) Hessian in x = (θ, q0, q1).
+
+    Test patterns follow Fisher's and Louis's identities: the score is the posterior mean of
+    the complete-data score, the Hessian the posterior mean of the complete-data Hessian plus
+    the posterior variance of the complete-data score, w(1 - w)(s1 - s0)(s1 - s0)ᵀ.
+    """
+    k = pat.n_judges
+    la1, la0, lp = _parts(x, pat)
+    w = _weights(la1, la0, pat)
+    c = pat.count
+    s1, s0 = _scores(x, pat.yhat)
+    grad = (c * w) @ s1 + (c * (1 - w)) @ s0
+    if not hessian:
+        return float(c @ lp), grad, None, w
+    theta, q0, q1 = _split(x, k)
+    cw, cv = c * w, c * (1 - w)
+    diag = np.zeros(1 + 2 * k)
+    diag[0] = -cw.sum() / theta**2 - cv.sum() / (1 - theta) ** 2
+    diag[1 : 1 + k] = -(cv @ (1 - pat.yhat)) / q0**2 - (cv @ pat.yhat) / (1 - q0) ** 2
+    diag[1 + k :] = -(cw @ pat.yhat) / q1**2 - (cw @ (1 - pat.yhat)) / (1 - q1) ** 2
+    d = s1 - s0
+    hess = np.diag(diag) + d.T @ ((c * w * (1 - w))[:, None] * d)
+    return float(c @ lp), grad, hess, w
+
+
+def _penalty_terms(
+    x: NDArray[np.float64], k: int, penalty: PriorsLike | None
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Beta log densities of the priors, their gradient and (diagonal) Hessian in x."""
+    if penalty is None:
+        return 0.0, np.zeros_like(x), np.zeros_like(x)
+    a, b = _beta_vectors(k, penalty)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(np.sum(beta_dist.logpdf(x, a, b)))
+        grad = np.where(a != 1, (a - 1) / x, 0) - np.where(b != 1, (b - 1) / (1 - x), 0)
+        hess = -np.where(a != 1, (a - 1) / x**2, 0) - np.where(b != 1, (b - 1) / (1 - x) ** 2, 0)
+    return value, grad, hess
+
+
+def _beta_vectors(k: int, penalty: PriorsLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    pairs = [penalty.prevalence] + [penalty.specificity] * k + [penalty.sensitivity] * k
+    ab = np.asarray(pairs, dtype=np.float64)
+    if ab.shape != (1 + 2 * k, 2) or np.any(ab <= 0) or not np.all(np.isfinite(ab)):
+        raise ValueError(
+            "penalty needs prevalence, specificity and sensitivity as Beta (a, b) pairs with "
+            f"a, b > 0; got {penalty!r}"
+        )
+    return ab[:, 0], ab[:, 1]
+
+
+# ------------------------------------------------------------------ public functions
+def loglik(
+    params: Mapping[str, ArrayLike], labels: Labels, *, judges: Sequence[str] | None = None
+) -> float:
+    r"""Log-likelihood of the misclassification model at ``params``.
+
+    Parameters
+    ----------
+    params : mapping
+        ``prevalence`` (θ, scalar), ``specificity`` (q0) and ``sensitivity`` (q1), one per
+        judge in the order of ``judges``.
+    labels : Labels
+        Binary labels.
+    judges : sequence of str, optional
+        Judges used (default: all, in the order of ``labels.judges``).
+
+    Returns
+    -------
+    float
+        :math:`\sum_{cal}\log[P(Y)\prod_k P(\hat Y_k\mid Y)] + \sum_{test}\log\sum_y
+        P(y)\prod_k P(\hat Y_k\mid y)`; the sum over items, with no multinomial coefficient.
+        For one judge, the seed's :math:`N_{11}\log(\theta q_1) + \dots + T_0\log(1-p)`.
+    """
+    pat = patterns(labels, judges)
+    x = _vector(params, pat.n_judges)
+    return float(pat.count @ _parts(x, pat)[2])
+
+
+def gradient(
+    params: Mapping[str, ArrayLike], labels: Labels, *, judges: Sequence[str] | None = None
+) -> dict[str, NDArray[np.float64] | float]:
+    """Analytic gradient of :func:`loglik` in (θ, q0, q1).
+
+    Returns
+    -------
+    dict
+        ``prevalence`` (float), ``specificity`` and ``sensitivity`` (arrays, one per judge).
+    """
+    pat = patterns(labels, judges)
+    k = pat.n_judges
+    g = _derivatives(_vector(params, k), pat, hessian=False)[1]
+    return {"prevalence": float(g[0]), "specificity": g[1 : 1 + k], "sensitivity": g[1 + k :]}
+
+
+def information(
+    params: Mapping[str, ArrayLike],
+    labels: Labels,
+    kind: Information = "observed",
+    *,
+    judges: Sequence[str] | None = None,
+) -> NDArray[np.float64]:
+    """Fisher information of the likelihood in x = (θ, q0[K], q1[K]) (rows in that order).
+
+    Parameters
+    ----------
+    kind : {"observed", "expected"}
+        ``observed``: minus the Hessian of :func:`loglik`. ``expected``:
+        :math:`m I_{cal} + n I_{test}`, per-item :math:`E[s s^\\top]` at ``params``.
+    """
+    pat = patterns(labels, judges)
+    x = _vector(params, pat.n_judges)
+    if kind == "observed":
+        hess = _derivatives(x, pat, hessian=True)[2]
+        assert hess is not None
+        return -hess
+    if kind == "expected":
+        return _expected(x, pat)
+    raise ValueError(f"kind must be 'observed' or 'expected', got {kind!r}")
+
+
+def _expected(x: NDArray[np.float64], pat: Patterns) -> NDArray[np.float64]:
+    k = pat.n_judges
+    if k > _MAX_JUDGES_EXPECTED:
+        raise ValueError(
+            f"the expected information sums over 2^K test patterns; K = {k} judges is more "
+            f"than {_MAX_JUDGES_EXPECTED}. Use information='observed'."
+        )
+    theta, q0, q1 = _split(x, k)
+    # calibration: the complete-data information, diagonal because Y is seen and judges are
+    # conditionally independent (SPEC §2.2 for K = 1)
+    cal = np.concatenate([[1 / (theta * (1 - theta))], (1 - theta) / (q0 * (1 - q0)),
+                          theta / (q1 * (1 - q1))])
+    # test: E[s sᵀ] over every judge pattern, s = w s1 + (1 - w) s0
+    grid = ((np.arange(2**k)[:, None] >> np.arange(k)[::-1]) & 1).astype(np.float64)
+    every = Patterns(pat.judges, grid, np.zeros(2**k), np.ones(2**k, bool), np.ones(2**k), 0, 0)
+    la1, la0, lp = _parts(x, every)
+    w = expit(la1 - la0)
+    s1, s0 = _scores(x, grid)
+    s = w[:, None] * s1 + (1 - w)[:, None] * s0
+    test = s.T @ (np.exp(lp)[:, None] * s)
+    return pat.m * np.diag(cal) + pat.n * test
+
+
+# ------------------------------------------------------------------ chart
+def _to_chart(x: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """x = (θ, q0, q1) -> chart (logit θ, z0, z1), z1 = logit q1, z0 = log κ - log(1 - q0)."""
+    theta, q0, q1 = _split(x, k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z0 = np.log(q0 + q1 - 1) - np.log1p(-q0)
+    return np.concatenate([[logit(theta)], z0, logit(q1)])
+
+
+def _from_chart(c: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    z0, z1 = c[1 : 1 + k], c[1 + k :]
+    q1 = expit(z1)
+    q0 = 1 - q1 * expit(-z0)
+    return np.concatenate([[expit(c[0])], q0, q1])
+
+
+def _chart_gradient(
+    c: NDArray[np.float64], g: NDArray[np.float64], k: int
+) -> NDArray[np.float64]:
+    """Chain rule: ∂ℓ/∂chart from ∂ℓ/∂x."""
+    z0, z1 = c[1 : 1 + k], c[1 + k :]
+    q1 = expit(z1)
+    out = np.empty_like(g)
+    out[0] = g[0] * expit(c[0]) * expit(-c[0])
+    out[1 : 1 + k] = g[1 : 1 + k] * q1 * expit(z0) * expit(-z0)
+    out[1 + k :] = q1 * (1 - q1) * (g[1 + k :] - expit(-z0) * g[1 : 1 + k])
+    return out
+
+
+def _feasible(x: NDArray[np.float64], k: int) -> bool:
+    theta, q0, q1 = _split(x, k)
+    inside = np.concatenate([[theta], q0, q1])
+    return bool(np.all((inside > 0) & (inside < 1)) and np.all(q0 + q1 > 1))
+
+
+def _start(pat: Patterns) -> NDArray[np.float64]:
+    """Calibration proportions (add-a-half) and a pooled Rogan–Gladen prevalence."""
+    cal = ~pat.test
+    c, y, yhat = pat.count[cal], pat.y[cal], pat.yhat[cal]
+    m1, m0 = c @ y, c @ (1 - y)
+    q1 = ((c * y) @ yhat + 0.5) / (m1 + 1)
+    q0 = ((c * (1 - y)) @ (1 - yhat) + 0.5) / (m0 + 1)
+    kappa = q0 + q1 - 1
+    # a judge that looks no better than chance starts at κ = 0.2 (same q0 - q1)
+    shift = np.where(kappa < 0.2, (0.2 - kappa) / 2, 0.0)
+    q0, q1 = np.clip(q0 + shift, 0.05, 0.99), np.clip(q1 + shift, 0.05, 0.99)
+    kappa = q0 + q1 - 1
+    test = pat.test
+    p = (pat.count[test] @ pat.yhat[test]) / pat.count[test].sum()
+    rg = np.clip((p + q0 - 1) / kappa, 0.05, 0.95)
+    theta = float(np.mean(rg)) if np.all(kappa > 0.3) else (m1 + 0.5) / (m1 + m0 + 1)
+    return np.concatenate([[theta], q0, q1])
+
+
+# ------------------------------------------------------------------ algorithms
+def _newton(
+    pat: Patterns, penalty: PriorsLike | None, x0: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], dict[str, object]]:
+    k = pat.n_judges
+    scale = 1.0 / (pat.m + pat.n)
+
+    def objective(c: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        x = _from_chart(c, k)
+        if not _feasible(x, k):
+            return np.inf, np.zeros_like(c)
+        ll, g, _, _ = _derivatives(x, pat, hessian=False)
+        lp, gp, _ = _penalty_terms(x, k, penalty)
+        return -(ll + lp) * scale, -_chart_gradient(c, g + gp, k) * scale
+
+    res = minimize(objective, _to_chart(x0, k), jac=True, method="BFGS",
+                   options={"gtol": 1e-11, "maxiter": 10_000})
+    c = res.x
+    info: dict[str, object] = {"optimizer": "BFGS + Newton", "bfgs_iterations": int(res.nit)}
+    if np.max(np.abs(c)) > _CHART_MAX:
+        return _from_chart(c, k), {**info, "newton_steps": 0}
+    # Newton polish in x: BFGS stops near 1e-7 relative accuracy, exact steps reach ~1e-14
+    x = _from_chart(c, k)
+    steps = 0
+    for _ in range(50):
+        ll, g, hess, _ = _derivatives(x, pat, hessian=True)
+        lp, gp, hp = _penalty_terms(x, k, penalty)
+        assert hess is not None
+        try:
+            step = np.linalg.solve(hess + np.diag(hp), -(g + gp))
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(step)):
+            break
+        base = ll + lp
+        t = 1.0
+        while t > 1e-10:
+            trial = x + t * step
+            if _feasible(trial, k):
+                new = float(pat.count @ _parts(trial, pat)[2]) + _penalty_terms(trial, k,
+                                                                               penalty)[0]
+                if new >= base - 1e-12 * abs(base):
+                    break
+            t /= 2
+        if t <= 1e-10:
+            break
+        x = x + t * step
+        steps += 1
+        if np.max(np.abs(t * step)) < 1e-15:
+            break
+    return x, {**info, "newton_steps": steps}
+
+
+def _em(
+    pat: Patterns,
+    penalty: PriorsLike | None,
+    x0: NDArray[np.float64],
+    tol: float = 1e-14,
+    max_iter: int = 200_000,
+) -> tuple[NDArray[np.float64], dict[str, object]]:
+    """EM (with a penalty: MAP-EM, the Beta priors adding a - 1 and b - 1 pseudo-counts)."""
+    k = pat.n_judges
+    if penalty is None:
+        a, b = np.ones(1 + 2 * k), np.ones(1 + 2 * k)
+    else:
+        a, b = _beta_vectors(k, penalty)
+    c, yhat = pat.count, pat.yhat
+    x = x0.copy()
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+        la1, la0, _ = _parts(x, pat)
+        w = _weights(la1, la0, pat)
+        cw, cv = c * w, c * (1 - w)
+        s1, s0 = cw.sum(), cv.sum()
+        new = np.empty_like(x)
+        new[0] = (s1 + a[0] - 1) / (s1 + s0 + a[0] + b[0] - 2)
+        new[1 : 1 + k] = (cv @ (1 - yhat) + a[1 : 1 + k] - 1) / (s0 + a[1 : 1 + k]
+                                                                 + b[1 : 1 + k] - 2)
+        new[1 + k :] = (cw @ yhat + a[1 + k :] - 1) / (s1 + a[1 + k :] + b[1 + k :] - 2)
+        change = np.max(np.abs(new - x))
+        x = new
+        if not _feasible(x, k) or change < tol:
+            converged = change < tol
+            break
+    return x, {"optimizer": "EM", "em_iterations": it, "em_converged": converged}
+
+
+# ------------------------------------------------------------------ boundary checks
+def _boundary(x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None) -> list[str]:
+    """Parameters at (or past) the boundary of θ, q ∈ (0, 1), κ > 0, naming the judge.
+
+    A chart coordinate beyond ``_CHART_MAX`` is on the boundary; so is one beyond
+    ``_CHART_NEAR`` whose log-likelihood slope still points outwards (the optimizer stopped
+    on a ridge that rises toward the boundary, e.g. when two parameters run off together).
+    """
+    k = pat.n_judges
+    theta, q0, q1 = _split(x, k)
+    kappa = q0 + q1 - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = _to_chart(np.clip(x, 0.0, 1.0), k)
+    flagged = np.isinf(c) | (np.abs(c) > _CHART_MAX)
+    if _feasible(x, k):
+        g = _derivatives(x, pat, hessian=False)[1] + _penalty_terms(x, k, penalty)[1]
+        slope = np.sign(c) * _chart_gradient(c, g, k)
+        flagged |= (np.abs(c) > _CHART_NEAR) & (slope > _SLOPE_TOL * (pat.m + pat.n))
+    problems = []
+    if flagged[0] or not 0 < theta < 1:
+        problems.append(f"prevalence → {0 if theta < 0.5 else 1} (θ̂ = {theta:.3g})")
+    for j, name in enumerate(pat.judges):
+        z0_out, z1_out = flagged[1 + j], flagged[1 + k + j]
+        if not kappa[j] > 0 or (z0_out and q0[j] < 1 - kappa[j]) or (z1_out and q1[j] < 0.5):
+            # z0 → -∞ (κ → 0 at fixed q1) or q1 → 0 (which forces κ → 0 too)
+            problems.append(
+                f"judge {name!r}: specificity + sensitivity → 1 (κ = q0 + q1 - 1 → 0; "
+                f"q̂0 = {q0[j]:.3g}, q̂1 = {q1[j]:.3g}): its labels are no better than chance, "
+                "so they carry no information about Y and the Wald interval would be unbounded"
+            )
+            continue
+        if z1_out or not q1[j] < 1:
+            problems.append(f"judge {name!r}: sensitivity → 1 (q̂1 = {q1[j]:.8g})")
+        if z0_out or not q0[j] < 1:
+            problems.append(f"judge {name!r}: specificity → 1 (q̂0 = {q0[j]:.8g})")
+    return problems
+
+
+def _raise_boundary(problems: list[str], what: str) -> None:
+    raise MLEBoundaryError(
+        f"the {what} is on the boundary of the parameter space: "
+        + "; ".join(problems)
+        + ". No Wald interval is meaningful there. Use the MAP or NUTS fit of "
+        "bayescal.models.misclassification (its Beta priors keep the estimate interior), "
+        "drop the judge (fit(..., judges=[...])), or label more items."
+    )
+
+
+# ------------------------------------------------------------------ fit
+def fit(
+    labels: Labels,
+    *,
+    judges: Sequence[str] | None = None,
+    algorithm: Algorithm = "newton",
+    information: Information = "observed",
+    penalty: PriorsLike | None = None,
+) -> Estimate:
+    """Maximum-likelihood fit of the misclassification model with logit-Wald intervals.
+
+    Parameters
+    ----------
+    labels : Labels
+        Binary human labels on the calibration items and judge labels on every item.
+    judges : sequence of str, optional
+        Judges to use (default: all).
+    algorithm : {"newton", "em"}
+        BFGS + Newton on the κ > 0 chart, or EM with closed-form M-steps.
+    information : {"observed", "expected"}
+        Covariance from the observed information (the seed's R code) or the expected
+        information :math:`m I_{cal} + n I_{test}`.
+    penalty : Priors, optional
+        Add the Beta log densities of the Bayesian model's priors; the optimum is then the MAP
+        of :func:`bayescal.models.misclassification.build` with those priors, and the
+        information includes the prior's curvature. ``None`` gives the MLE.
+
+    Returns
+    -------
+    Estimate
+        ``prevalence`` (scalar), ``specificity`` and ``sensitivity`` (dim ``judge``), with
+        ``wald-logit`` intervals; method ``"mle"`` (``"penalized-mle"`` with a penalty).
+
+    Raises
+    ------
+    DataError
+        Labels that are not 0/1 (from ``Labels.require_binary``), or an unknown judge.
+    IdentificationError
+        One judge and no calibration item with Y = 1 (or Y = 0), or a singular information
+        matrix at the estimate.
+    MLEBoundaryError
+        The estimate is on the boundary (κ_k → 0, a sensitivity/specificity at 0 or 1, or a
+        prevalence at 0 or 1); the message names the judge and parameter.
+    """
+    if algorithm not in ("newton", "em"):
+        raise ValueError(f"algorithm must be 'newton' or 'em', got {algorithm!r}")
+    if information not in ("observed", "expected"):
+        raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
+    pat = patterns(labels, judges)
+    k = pat.n_judges
+    if penalty is None:
+        reason = unidentified(pat)
+        if reason is not None:
+            raise IdentificationError(reason)
+    else:
+        _beta_vectors(k, penalty)  # validate before fitting
+    x0 = _start(pat)
+    x, info = (_newton if algorithm == "newton" else _em)(pat, penalty, x0)
+    what = "maximum-likelihood estimate" if penalty is None else "penalized estimate"
+    problems = _boundary(x, pat, penalty)
+    if problems:
+        _raise_boundary(problems, what)
+    ll, g, hess, _ = _derivatives(x, pat, hessian=True)
+    _, gp, hp = _penalty_terms(x, k, penalty)
+    assert hess is not None
+    if algorithm == "em" and not info["em_converged"]:
+        warnings.warn(
+            f"EM stopped after {info['em_iterations']} iterations without converging; use "
+            "algorithm='newton'", RuntimeWarning, stacklevel=2,
+        )
+    observed = -(hess + np.diag(hp))
+    eig = np.linalg.eigvalsh(observed)
+    if eig[0] <= 1e-10 * max(eig[-1], 1e-300):
+        raise IdentificationError(
+            "the observed information is singular (or not positive definite) at the estimate "
+            f"(eigenvalues {eig[0]:.3g} .. {eig[-1]:.3g}): the labels do not identify every "
+            "prevalence, specificity and sensitivity; there is no interior maximum"
+        )
+    bread = observed if information == "observed" else _expected(x, pat) - np.diag(hp)
+    cov = np.linalg.inv(bread)
+    cov = (cov + cov.T) / 2
+    info.update(
+        information=information,
+        algorithm=algorithm,
+        max_abs_gradient=float(np.max(np.abs(g + gp))),
+        kappa=dict(zip(pat.judges, (x[1 : 1 + k] + x[1 + k :] - 1).tolist(), strict=True)),
+        m=pat.m,
+        n=pat.n,
+        n_patterns=len(pat.count),
+    )
+    return _estimate(pat, x, cov, ll, penalty, info)
+
+
+def _estimate(
+    pat: Patterns,
+    x: NDArray[np.float64],
+    cov: NDArray[np.float64],
+    ll: float,
+    penalty: PriorsLike | None,
+    info: dict[str, object],
+) -> Estimate:
+    k = pat.n_judges
+    coords = {"judge": list(pat.judges)}
+    ds = xr.Dataset({
+        "prevalence": xr.DataArray(x[0]),
+        "specificity": xr.DataArray(x[1 : 1 + k], dims="judge", coords=coords),
+        "sensitivity": xr.DataArray(x[1 + k :], dims="judge", coords=coords),
+    })
+    terms = tuple(label for name, da in ds.data_vars.items()
+                  for label in term_labels(str(name), da))
+    return Estimate(
+        method="mle" if penalty is None else "penalized-mle",
+        params=ds,
+        cov=cov,
+        terms=terms,
+        interval={name: "wald-logit" for name in ds.data_vars},
+        loglik=ll,
+        converged=True,
+        info=info,
+    )

@@ -1,0 +1,281 @@
+r"""Misclassification model of LLM-judge labels (Chen et al., seed 001 §2.5; K judges) in PyMC.
+
+A human label :math:`Y \sim \mathrm{Bern}(\theta)`; judge k reports :math:`\hat Y_k` with
+specificity :math:`q_{0k} = P(\hat Y_k = 0 \mid Y = 0)` and sensitivity
+:math:`q_{1k} = P(\hat Y_k = 1 \mid Y = 1)`, conditionally independently given Y (Dawid–Skene;
+with one judge, exactly the seed's three-parameter model). Calibration items (Y seen) contribute
+:math:`\log P(Y, \hat Y_{1..K})`, test items :math:`\log\sum_y P(y)\prod_k P(\hat Y_k\mid y)`,
+through the counts of their distinct label patterns.
+
+============================  =======  =====================================================
+name                          dims     meaning (paper symbol)
+============================  =======  =====================================================
+``prevalence``                         P(Y = 1), the mean the seed estimates (θ)
+``specificity``               judge    P(Ŷ_k = 0 | Y = 0) (q0)
+``sensitivity``               judge    P(Ŷ_k = 1 | Y = 1) (q1)
+``labels``                    pattern  items per distinct label pattern (observed)
+============================  =======  =====================================================
+
+**κ > 0 by construction.** Every judge must be better than chance,
+:math:`\kappa_k = q_{0k} + q_{1k} - 1 > 0` (otherwise Y and 1 - Y swap roles and the model is
+not identified). The sensitivity is free in (0, 1) (log-odds transform); the specificity lives
+on :math:`(1 - q_{1k}, 1)` through an interval transform whose lower bound is
+:math:`1 - q_{1k}`: an unconstrained :math:`z` maps to :math:`q_{0k} = 1 - q_{1k}\sigma(-z)`, so
+:math:`\kappa_k = q_{1k}\sigma(z) > 0` at every point the sampler or optimizer can reach.
+
+**Induced prior.** The log density of ``sensitivity`` is the Beta(a1, b1) kernel and that of
+``specificity`` the Beta(a0, b0) kernel on its interval, so the joint prior density of
+:math:`(q_{0k}, q_{1k})` is the product of the two Betas truncated to the triangle
+:math:`q_0 + q_1 > 1` (up to one constant), and PyMC adds the transforms' Jacobians for NUTS
+only. MAP (``bayescal.fit(model, "map")``, which optimises without the Jacobians) is therefore
+the mode in :math:`(\theta, q_0, q_1)` and equals the twin's penalized MLE with the same Beta log
+densities. Each Beta holds on the reported parameter, restricted to κ > 0; the marginal prior of
+one q is its Beta reweighted by the other's mass above :math:`1 - q` (see :class:`Priors`).
+
+The likelihood is the sum over items of log-probabilities (no multinomial coefficient), the
+convention of :func:`bayescal.frequentist.misclassification.loglik`. See
+``models/misclassification.md``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from numpy.typing import NDArray
+from pymc.distributions.transforms import Interval, logodds
+from scipy.stats import beta as beta_dist
+
+from bayescal.data import Labels
+from bayescal.frequentist.misclassification import patterns, unidentified
+from bayescal.identify import IdentificationWarning
+
+__all__ = ["Priors", "build"]
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Beta (a, b) priors on the prevalence, specificities and sensitivities.
+
+    Attributes
+    ----------
+    prevalence : tuple of float
+        Beta(a, b) for θ. Default Beta(1, 1): the prevalence is what the analysis is for, so
+        the prior leaves it uniform.
+    specificity, sensitivity : tuple of float
+        Beta(a, b) for every judge's q0 and q1, truncated jointly to q0 + q1 > 1. Default
+        Beta(2, 2): one pseudo-success and one pseudo-failure per parameter, the add-one
+        smoothing the seed's own Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)).
+        It keeps the mode off 0 and 1 when a judge makes no error on the calibration set (where
+        the MLE runs to the boundary), is symmetric about chance so it claims nothing about
+        judge quality beyond κ > 0, and weighs as two items against calibration sets of tens.
+        After the truncation each q has prior mean 0.625 and κ has prior mean 0.25.
+    """
+
+    prevalence: tuple[float, float] = (1.0, 1.0)
+    specificity: tuple[float, float] = (2.0, 2.0)
+    sensitivity: tuple[float, float] = (2.0, 2.0)
+
+    def __post_init__(self) -> None:
+        for name in ("prevalence", "specificity", "sensitivity"):
+            ab = getattr(self, name)
+            if len(ab) != 2 or not all(np.isfinite(v) and v > 0 for v in ab):
+                raise ValueError(f"{name} must be a Beta (a, b) pair with a, b > 0, got {ab!r}")
+
+    @classmethod
+    def flat(cls) -> Priors:
+        """Uniform priors (all Beta(1, 1)): the MAP is the maximum-likelihood estimate."""
+        return cls(prevalence=(1.0, 1.0), specificity=(1.0, 1.0), sensitivity=(1.0, 1.0))
+
+
+# ------------------------------------------------------------------ judge accuracies
+def _beta_kernel(value: pt.TensorVariable, a: pt.TensorVariable, b: pt.TensorVariable
+                 ) -> pt.TensorVariable:
+    return pm.logp(pm.Beta.dist(alpha=a, beta=b), value)
+
+
+def _sensitivity_logp(value, a1, b1, a0, b0):  # type: ignore[no-untyped-def]
+    # a0, b0 only shape the forward draws (the truncation's weight on q1)
+    return _beta_kernel(value, a1, b1)
+
+
+def _specificity_logp(value, sensitivity, a0, b0):  # type: ignore[no-untyped-def]
+    return pt.switch(value + sensitivity > 1, _beta_kernel(value, a0, b0), -np.inf)
+
+
+def _specificity_bounds(rng, size, sensitivity, a0, b0):  # type: ignore[no-untyped-def]
+    return 1 - sensitivity, 1.0
+
+
+def _draw_sensitivity(
+    a1: NDArray[np.float64],
+    b1: NDArray[np.float64],
+    a0: NDArray[np.float64],
+    b0: NDArray[np.float64],
+    rng: np.random.Generator | None = None,
+    size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """q1 from its marginal under the truncated product, ∝ Beta(q1; a1, b1) P(q0 > 1 - q1).
+
+    Rejection: a Beta(a1, b1) proposal is kept with probability P(q0 > 1 - q1) ≤ 1.
+    """
+    rng = rng if rng is not None else np.random.default_rng()
+    out = rng.beta(a1, b1, size=size)
+    kept = rng.uniform(size=np.shape(out)) < beta_dist.sf(1 - out, a0, b0)
+    while not np.all(kept):
+        new = rng.beta(a1, b1, size=size)
+        take = ~kept & (rng.uniform(size=np.shape(out)) < beta_dist.sf(1 - new, a0, b0))
+        out = np.where(take, new, out)
+        kept |= take
+    return np.asarray(out, dtype=np.float64)
+
+
+def _draw_specificity(
+    sensitivity: NDArray[np.float64],
+    a0: NDArray[np.float64],
+    b0: NDArray[np.float64],
+    rng: np.random.Generator | None = None,
+    size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """q0 | q1 from Beta(a0, b0) truncated to (1 - q1, 1), by the inverse survival function."""
+    rng = rng if rng is not None else np.random.default_rng()
+    tail = beta_dist.sf(1 - np.asarray(sensitivity), a0, b0)
+    return np.asarray(beta_dist.isf(rng.uniform(size=size) * tail, a0, b0), dtype=np.float64)
+
+
+# ------------------------------------------------------------------ label patterns
+def _pattern_logprob(
+    prevalence: pt.TensorVariable,
+    specificity: pt.TensorVariable,
+    sensitivity: pt.TensorVariable,
+    yhat: pt.TensorVariable,
+    human: pt.TensorVariable,
+    test: pt.TensorVariable,
+) -> pt.TensorVariable:
+    """log P(pattern): log P(Y, ŷ) for calibration patterns, log Σ_y P(y, ŷ) for test ones."""
+    log_a1 = (pt.log(prevalence) + pt.dot(yhat, pt.log(sensitivity))
+              + pt.dot(1 - yhat, pt.log1p(-sensitivity)))
+    log_a0 = (pt.log1p(-prevalence) + pt.dot(yhat, pt.log1p(-specificity))
+              + pt.dot(1 - yhat, pt.log(specificity)))
+    calibration = pt.switch(pt.eq(human, 1), log_a1, log_a0)
+    return pt.switch(test, pt.logaddexp(log_a1, log_a0), calibration)
+
+
+def _labels_logp(value, prevalence, specificity, sensitivity, yhat, human, test, m, n):  # type: ignore[no-untyped-def]
+    return value * _pattern_logprob(prevalence, specificity, sensitivity, yhat, human, test)
+
+
+def _draw_labels(
+    prevalence: NDArray[np.float64],
+    specificity: NDArray[np.float64],
+    sensitivity: NDArray[np.float64],
+    yhat: NDArray[np.float64],
+    human: NDArray[np.float64],
+    test: NDArray[np.bool_],
+    m: NDArray[np.float64],
+    n: NDArray[np.float64],
+    rng: np.random.Generator | None = None,
+    size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """Counts of the listed patterns among m new calibration and n new test items.
+
+    Items falling in a pattern that is not listed (not observed in the data) are drawn into a
+    remainder cell and dropped, so every listed count has its exact predictive distribution.
+    """
+    rng = rng if rng is not None else np.random.default_rng()
+    theta = float(np.asarray(prevalence))
+    q0, q1 = np.asarray(specificity, float), np.asarray(sensitivity, float)
+    yhat = np.asarray(yhat, float)
+    a1 = theta * np.prod(np.where(yhat == 1, q1, 1 - q1), axis=1)
+    a0 = (1 - theta) * np.prod(np.where(yhat == 1, 1 - q0, q0), axis=1)
+    test = np.asarray(test, bool)
+    prob = np.where(test, a1 + a0, np.where(np.asarray(human) == 1, a1, a0))
+    out = np.zeros(len(prob))
+    for mask, total in ((~test, m), (test, n)):
+        p = prob[mask]
+        rest = max(1.0 - p.sum(), 0.0)
+        draw = rng.multinomial(int(np.asarray(total)), np.append(p, rest) / (p.sum() + rest))
+        out[mask] = draw[:-1]
+    return out
+
+
+# ------------------------------------------------------------------ model
+def build(
+    labels: Labels, priors: Priors | None = None, *, judges: Sequence[str] | None = None
+) -> pm.Model:
+    """Build the misclassification model as a PyMC model.
+
+    Parameters
+    ----------
+    labels : Labels
+        Binary human labels (calibration set) and judge labels (every item).
+    priors : Priors, optional
+        Beta priors (default ``Priors()``; ``Priors.flat()`` makes the MAP the MLE).
+    judges : sequence of str, optional
+        Judges to use (default: all).
+
+    Returns
+    -------
+    pymc.Model
+        Free ``prevalence``, ``sensitivity`` (log-odds) and ``specificity`` (interval
+        (1 - sensitivity, 1)); observed ``labels`` (counts per pattern). Data: ``yhat``
+        (pattern, judge), ``human`` and ``test`` (pattern).
+
+    Raises
+    ------
+    DataError
+        Labels that are not 0/1.
+
+    Warns
+    -----
+    IdentificationWarning
+        One judge and no calibration item with Y = 1 (or Y = 0): the sensitivity (specificity)
+        is then informed by its prior only.
+    """
+    priors = priors if priors is not None else Priors()
+    pat = patterns(labels, judges)
+    reason = unidentified(pat)
+    if reason is not None:
+        warnings.warn(
+            reason.split(". Label some")[0] + " by the labels; its posterior is the prior's.",
+            IdentificationWarning,
+            stacklevel=2,
+        )
+    coords = {"judge": list(pat.judges), "pattern": pat.names}
+    a0, b0 = (float(v) for v in priors.specificity)
+    a1, b1 = (float(v) for v in priors.sensitivity)
+    with pm.Model(coords=coords) as model:
+        yhat = pm.Data("yhat", pat.yhat, dims=("pattern", "judge"))
+        human = pm.Data("human", pat.y, dims="pattern")
+        test = pm.Data("test", pat.test.astype(np.int8), dims="pattern")
+        prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0], beta=priors.prevalence[1])
+        sensitivity = pm.CustomDist(
+            "sensitivity", a1, b1, a0, b0,
+            logp=_sensitivity_logp,
+            random=_draw_sensitivity,
+            support_point=lambda rv, size, *_: pt.full_like(rv, 0.8),
+            transform=logodds,
+            dims="judge",
+        )
+        specificity = pm.CustomDist(
+            "specificity", sensitivity, a0, b0,
+            logp=_specificity_logp,
+            random=_draw_specificity,
+            # the middle of (1 - q1, 1): 0.6 at the starting q1 = 0.8
+            support_point=lambda rv, size, q1, *_: pt.zeros_like(rv) + 1 - q1 / 2,
+            transform=Interval(bounds_fn=_specificity_bounds),
+            dims="judge",
+        )
+        pm.CustomDist(
+            "labels", prevalence, specificity, sensitivity, yhat, human, test,
+            float(pat.m), float(pat.n),
+            logp=_labels_logp,
+            random=_draw_labels,
+            observed=pat.count,
+            dims="pattern",
+        )
+    return model

@@ -1,0 +1,218 @@
+"""Comparisons and Labels: validation before fitting, lossless aggregation, identification."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import log_expit
+
+from bayescal import identify
+from bayescal.data import Comparisons, DataError, Labels
+
+
+def frame(**cols: list) -> pd.DataFrame:
+    base = {"item_a": ["x", "y", "z"], "item_b": ["y", "z", "x"], "outcome": [1.0, 0.0, 0.5]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+# ---------------------------------------------------------------- bad input, before fitting
+@pytest.mark.parametrize(
+    ("df", "kwargs", "match"),
+    [
+        (pd.DataFrame(columns=["item_a", "item_b", "outcome"]), {}, "empty"),
+        (frame().drop(columns="outcome"), {}, r"missing column.*'outcome'.*keyword"),
+        (frame().rename(columns={"item_a": "model_a"}), {}, r"looked for column 'item_a'"),
+        (frame(outcome=[1.0, np.nan, 0.0]), {}, r"'outcome' has missing values in rows 1"),
+        (frame(outcome=[1.0, 2.0, 0.0]), {}, r"must lie in \[0, 1\].*rows 1"),
+        (frame(outcome=[1.0, "maybe", 0.0]), {}, r"neither a number.*rows 1.*'maybe'"),
+        (frame(item_b=["y", "y", "x"]), {}, r"self-comparison in rows 1"),
+        (frame(order=[1, 0, -1]), {}, r"'order' must be \+1.*rows 1"),
+        (frame(count=[1, 0, 2]), {}, r"'count' must be a positive.*rows 1"),
+        (frame(count=[1, -3, 2]), {}, r"rows 1"),
+        (frame(judge=["a", "b", "a"]), {"humans": ["crowd"]}, r"humans=\['crowd'\]"),
+    ],
+)
+def test_bad_input_is_refused_with_a_located_message(df, kwargs, match):
+    with pytest.raises(DataError, match=match):
+        Comparisons.from_frame(df, **kwargs)
+
+
+def test_a_single_item_is_refused():
+    df = pd.DataFrame({"item_a": ["x", "x"], "item_b": ["x", "x"], "outcome": [1.0, 0.0]})
+    with pytest.raises(DataError, match="only one item"):
+        Comparisons.from_frame(df)
+    with pytest.raises(DataError, match="only 1 item"):
+        Comparisons.from_codes(["x"], ["j"], judge=[0], item_a=[0], item_b=[0], outcome=[1.0])
+
+
+def test_data_error_is_a_value_error():
+    assert issubclass(DataError, ValueError)
+
+
+def test_keyword_mapping_and_verdict_words():
+    df = pd.DataFrame(
+        {
+            "model_a": ["gpt", "gpt", "claude", "llama"],
+            "model_b": ["claude", "llama", "llama", "gpt"],
+            "winner": ["model_a", "llama", "tie", "b"],
+            "who": ["j1", "j1", "j2", "j2"],
+        }
+    )
+    data = Comparisons.from_frame(df, item_a="model_a", item_b="model_b", outcome="winner",
+                                  judge="who")
+    cells = data.to_frame().set_index(["judge", "item_i", "item_j"])
+    # canonical orientation: items sorted, so (claude, gpt) keeps gpt's win as a loss of claude
+    assert cells.loc[("j1", "claude", "gpt"), "wins"] == 0.0
+    assert cells.loc[("j1", "gpt", "llama"), "wins"] == 0.0  # llama won
+    assert cells.loc[("j2", "claude", "llama"), "wins"] == 0.5  # tie
+    assert cells.loc[("j2", "gpt", "llama"), "wins"] == 1.0  # 'b' = item_b = gpt won
+
+
+def test_flip_changes_outcome_and_order_together():
+    df = pd.DataFrame({"item_a": ["b", "a"], "item_b": ["a", "b"], "outcome": [1.0, 1.0],
+                       "order": [1, 1]})
+    cells = Comparisons.from_frame(df).to_frame().set_index("order")
+    # row 0: b shown first beat a -> canonical (a, b): a lost, a displayed second
+    assert cells.loc[-1, "wins"] == 0.0
+    assert cells.loc[1, "wins"] == 1.0
+
+
+def test_aggregation_is_lossless(rng):
+    n_rows = 3000
+    items = np.array(["m0", "m1", "m2", "m3", "m4"])
+    i = rng.integers(0, 5, n_rows)
+    j = (i + rng.integers(1, 5, n_rows)) % 5
+    df = pd.DataFrame(
+        {
+            "item_a": items[i],
+            "item_b": items[j],
+            "judge": rng.choice(["a", "b", "c"], n_rows),
+            "order": rng.choice([-1, 1], n_rows),
+            "outcome": rng.choice([0.0, 0.5, 1.0], n_rows),
+        }
+    )
+    data = Comparisons.from_frame(df)
+    s = rng.normal(size=5)
+    gamma = dict(zip("abc", np.exp(rng.normal(size=3)), strict=True))
+    b = dict(zip("abc", rng.normal(size=3), strict=True))
+    code = {m: k for k, m in enumerate(items)}
+    # row-level Bernoulli log-likelihood with a judge scale and an order effect
+    eta_rows = np.array([gamma[k] * (s[code[a]] - s[code[c]]) + o * b[k]
+                         for a, c, k, o in zip(df.item_a, df.item_b, df.judge, df.order,
+                                               strict=True)])
+    y = df.outcome.to_numpy()
+    ll_rows = np.sum(y * log_expit(eta_rows) + (1 - y) * log_expit(-eta_rows))
+    g = np.array([gamma[k] for k in data.judges])
+    bb = np.array([b[k] for k in data.judges])
+    eta = g[data.judge] * (s[data.item_i] - s[data.item_j]) + data.order * bb[data.judge]
+    ll_cells = np.sum(data.wins * log_expit(eta) + (data.count - data.wins) * log_expit(-eta))
+    np.testing.assert_allclose(ll_cells, ll_rows, rtol=1e-12)
+    assert data.n_rows == n_rows
+    assert data.n_cells <= 3 * 10 * 2
+    flipped = df.item_a.to_numpy() > df.item_b.to_numpy()
+    np.testing.assert_allclose(data.wins_sq.sum(), np.sum(np.where(flipped, 1 - y, y) ** 2))
+    pooled = data.collapse(order=True, judges=True)
+    assert pooled.n_cells == 10 and pooled.count.sum() == n_rows
+    np.testing.assert_allclose(pooled.wins.sum(), data.wins.sum())
+
+
+def test_count_column_equals_repeated_rows():
+    rep = pd.DataFrame({"item_a": ["x", "x", "x", "y"], "item_b": ["y", "y", "y", "x"],
+                        "outcome": [1.0, 1.0, 0.5, 1.0]})
+    agg = pd.DataFrame({"item_a": ["x", "x", "y"], "item_b": ["y", "y", "x"],
+                        "outcome": [1.0, 0.5, 1.0], "count": [2, 1, 1]})
+    a, b = Comparisons.from_frame(rep), Comparisons.from_frame(agg)
+    np.testing.assert_array_equal(a.count, b.count)
+    np.testing.assert_array_equal(a.wins, b.wins)
+    np.testing.assert_array_equal(a.wins_sq, b.wins_sq)
+
+
+def test_subset_keeps_named_judges():
+    data = Comparisons.from_frame(frame(judge=["h", "l", "h"]), humans=["h"])
+    sub = data.subset(["h"])
+    assert sub.judges == ("h",) and sub.humans == ("h",) and sub.n_rows == 2
+    with pytest.raises(DataError, match="unknown judge"):
+        data.subset(["nobody"])
+
+
+# ---------------------------------------------------------------- identification
+def test_components_and_zermelo_name_the_items():
+    df = pd.DataFrame({"item_a": ["a", "b", "c", "d"], "item_b": ["b", "c", "a", "e"],
+                       "outcome": [1.0, 1.0, 1.0, 1.0]})
+    ident = identify.check(Comparisons.from_frame(df))
+    assert not ident.connected
+    assert ident.components == [("a", "b", "c"), ("d", "e")]
+    assert ident.never_lose == ("d",) and ident.never_win == ("e",)
+    with pytest.raises(identify.IdentificationError, match=r"2 components: \{a, b, c\}; \{d, e\}"):
+        identify.require_mle(Comparisons.from_frame(df))
+
+
+def test_zermelo_strong_connectivity():
+    # a 3-cycle of wins: strongly connected, the MLE exists (all scores equal)
+    cycle = pd.DataFrame({"item_a": ["a", "b", "c"], "item_b": ["b", "c", "a"],
+                          "outcome": [1.0, 1.0, 1.0]})
+    assert identify.check(Comparisons.from_frame(cycle)).mle_exists
+    # a chain a > b > c: a never loses, c never wins
+    chain = pd.DataFrame({"item_a": ["a", "b"], "item_b": ["b", "c"], "outcome": [1.0, 1.0]})
+    ident = identify.check(Comparisons.from_frame(chain))
+    assert not ident.mle_exists and ident.never_lose == ("a",) and ident.never_win == ("c",)
+    with pytest.raises(identify.IdentificationError, match=r"\['a'\] never lose"):
+        identify.require_mle(Comparisons.from_frame(chain))
+    # a tie counts both ways: a tie between a and c closes the cycle
+    tied = pd.concat([chain, pd.DataFrame({"item_a": ["a"], "item_b": ["c"], "outcome": [0.5]})])
+    assert identify.check(Comparisons.from_frame(tied)).mle_exists
+
+
+def test_two_groups_that_never_lose_to_each_other_are_named():
+    # {a, b} cycle and {c, d} cycle, a beats c only: no item is unbeaten, yet no MLE
+    df = pd.DataFrame({"item_a": ["a", "b", "c", "d", "a"], "item_b": ["b", "a", "d", "c", "c"],
+                       "outcome": [1.0, 1.0, 1.0, 1.0, 1.0]})
+    ident = identify.check(Comparisons.from_frame(df))
+    assert ident.connected and not ident.mle_exists
+    assert not ident.never_lose and not ident.never_win
+    assert "{a, b}" in ident.no_mle_message() and "{c, d}" in ident.no_mle_message()
+
+
+def test_per_judge_components():
+    df = frame(judge=["j1", "j1", "j2"])
+    ident = identify.check(Comparisons.from_frame(df))
+    assert ident.judge_components["j1"] == [("x", "y", "z")]
+    assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
+
+
+# ---------------------------------------------------------------- Labels (seed 001)
+def test_labels_from_arrays_and_frame():
+    lab = Labels.from_arrays([1, 0, 1], [1, 1, 0], [0, 1, 1, 1])
+    assert (lab.m, lab.n, lab.judges) == (3, 4, ("judge",))
+    assert lab.is_binary()
+    df = pd.DataFrame({"h": [1, None, 0, None], "a": [1, 0, 1, 1], "b": [0, 0, 1, 1],
+                       "cal": [True, False, True, False]})
+    lab2 = Labels.from_frame(df, human="h", judge=["a", "b"], labelled="cal")
+    assert lab2.judges == ("a", "b") and lab2.m == 2
+    np.testing.assert_array_equal(lab2.judge("b")[1], [0, 1])
+    with pytest.raises(DataError, match="name one"):
+        lab2.judge()
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (([], [], [1, 0]), "calibration set is empty"),
+        (([1, 0], [1, 0], []), "test set is empty"),
+        (([1, 0, 1], [1, 0], [1]), "length mismatch"),
+        (([1, np.nan], [1, 0], [1]), r"y_cal has missing.*rows 1"),
+        (([1, 0], [1, 0], [1, np.nan]), r"yhat_test has missing.*rows 1"),
+    ],
+)
+def test_labels_bad_input(args, match):
+    with pytest.raises(DataError, match=match):
+        Labels.from_arrays(*args)
+
+
+def test_labels_require_binary_names_rows():
+    lab = Labels.from_arrays([1, 0], [1, 0], [0, 2, 1])
+    assert not lab.is_binary()
+    with pytest.raises(DataError, match=r"yhat_test.*rows 1.*\[2\.0\]"):
+        lab.require_binary()
