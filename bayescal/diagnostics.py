@@ -98,7 +98,7 @@ def diagnose(
     failed = table[~table["ok"]]
     if warn and len(failed):
         shown = "; ".join(
-            f"{p} {c} = {v:.4g} (threshold {t:g})"
+            f"{p} {c} = {v:.5g} (threshold {t:g})"
             for (p, c), v, t in zip(failed.index, failed["value"], failed["threshold"], strict=True)
         )
         warnings.warn(

@@ -64,8 +64,8 @@ def test_wikipedia_worked_example():
 def test_choix_testcase_pairwise_2():
     # choix tests/data/testcase-pairwise-2.json: (winner, loser) pairs -> ML scores
     pairs = [(0, 1), (0, 1), (1, 2), (2, 0)]
-    df = pd.DataFrame({"item_a": [f"i{w}" for w, _ in pairs], "item_b": [f"i{lo}" for _, lo in pairs],
-                       "outcome": 1.0})
+    df = pd.DataFrame({"item_a": [f"i{w}" for w, _ in pairs],
+                       "item_b": [f"i{lo}" for _, lo in pairs], "outcome": 1.0})
     est = jdf.fit(Comparisons.from_frame(df))
     np.testing.assert_allclose(est.params["ability"].values, [0.419617624, -0.419617624, 0.0],
                                atol=1e-8)

@@ -234,7 +234,8 @@ def _optimize(
     value, grad, hess = evaluate(theta, hessian=True)
     damping, iterations, converged = 0.0, 0, False
     eye = np.eye(len(theta))
-    for iterations in range(1, _MAX_ITER + 1):
+    while iterations < _MAX_ITER:
+        iterations += 1
         assert hess is not None
         if np.max(np.abs(grad)) < _GRAD_TOL:
             converged = True

@@ -1,0 +1,55 @@
+"""The `bayescal` command: demo, fit and their errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayescal import simulate
+from bayescal.cli import main
+
+
+@pytest.fixture(scope="module")
+def verdicts_csv(tmp_path_factory):
+    truth = simulate.judge_discrimination_truth(5, 3, random_seed=2)
+    df = simulate.judge_discrimination_btl(truth, 2000, random_seed=3, as_frame=True)
+    path = tmp_path_factory.mktemp("cli") / "verdicts.csv"
+    df.rename(columns={"item_a": "model_a", "item_b": "model_b", "outcome": "winner"}).to_csv(
+        path, index=False)
+    return path
+
+
+def test_demo_runs(capsys):
+    code = main(["demo", "--draws", "150", "--tune", "150", "--chains", "2", "--sampler", "pymc",
+                 "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Leaderboard" in out and "Sampler diagnostics" in out
+    assert "discrimination[judge_00]" in out and "ability[model_00]" in out
+
+
+def test_fit_mle_writes_the_table(verdicts_csv, tmp_path, capsys):
+    code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "mle",
+                 "--item-a", "model_a", "--item-b", "model_b", "--outcome", "winner",
+                 "--out", str(tmp_path), "--information", "sandwich"])
+    assert code == 0
+    table = (tmp_path / "summary.csv").read_text()
+    assert "ability[model_00]" in table and "discrimination[judge_02]" in table
+    assert "wald" in capsys.readouterr().out
+
+
+def test_fit_map_writes_the_posterior(verdicts_csv, tmp_path):
+    code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "map",
+                 "--item-a", "model_a", "--item-b", "model_b", "--outcome", "winner",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    tree = xr.open_datatree(tmp_path / "posterior.nc")
+    assert np.isclose(float(tree["posterior"]["ability"].sum()), 0.0, atol=1e-8)
+
+
+def test_bad_input_exits_with_a_message(verdicts_csv, capsys):
+    code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "mle"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "missing column" in err and "model_a" in err

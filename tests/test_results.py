@@ -1,0 +1,100 @@
+"""fit / summarize / diagnose / compare: the shared machinery every model uses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from scipy.stats import norm
+
+import bayescal as bc
+from bayescal.summary import COLUMNS, term_labels, wald_interval
+
+
+def fake_posterior(shift: float, seed: int = 0) -> xr.DataTree:
+    """Two chains of a 3-vector; ``shift`` moves the second chain (a non-mixing sampler)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.normal(size=(2, 500, 3))
+    draws[1] += shift
+    post = xr.Dataset({"ability": (("chain", "draw", "item"), draws)},
+                      coords={"chain": [0, 1], "draw": np.arange(500), "item": ["a", "b", "c"]})
+    stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((2, 500), bool)),
+                        "energy": (("chain", "draw"), rng.normal(size=(2, 500)))})
+    tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})
+    tree.attrs["bayescal_method"] = "nuts"
+    return tree
+
+
+def test_summary_schema_and_equal_tailed_quantiles():
+    tree = fake_posterior(0.0)
+    table = bc.summarize(tree, 0.8)
+    assert list(table.columns) == COLUMNS and list(table.index) == ["ability[a]", "ability[b]",
+                                                                    "ability[c]"]
+    draws = tree["posterior"]["ability"].values[..., 1].ravel()
+    assert table.loc["ability[b]", "lower"] == pytest.approx(np.quantile(draws, 0.1))
+    assert table.loc["ability[b]", "upper"] == pytest.approx(np.quantile(draws, 0.9))
+    assert table.loc["ability[b]", "se"] == pytest.approx(draws.std(ddof=1))
+    with pytest.raises(ValueError, match="prob"):
+        bc.summarize(tree, 95)
+
+
+def test_diagnose_passes_a_mixed_posterior_and_warns_on_a_stuck_chain():
+    ok = bc.diagnose(fake_posterior(0.0), warn=False)
+    assert ok["ok"].all()
+    with pytest.warns(bc.DiagnosticWarning, match="ability r_hat_max"):
+        bad = bc.diagnose(fake_posterior(3.0))
+    assert not bad.loc[("ability", "r_hat_max"), "ok"]
+
+
+def test_diagnose_refuses_a_map_result():
+    tree = fake_posterior(0.0)
+    tree.attrs["bayescal_method"] = "map"
+    with pytest.raises(ValueError, match="MAP"):
+        bc.diagnose(tree)
+
+
+def test_compare_columns_truth_and_names():
+    a, b = fake_posterior(0.0, seed=1), fake_posterior(0.0, seed=2)
+    truth = xr.Dataset({"ability": ("item", [0.0, 0.0, 10.0])}, coords={"item": ["a", "b", "c"]})
+    table = bc.compare(first=a, second=b, prob=0.9, truth=truth)
+    assert {"first_estimate", "second_upper", "width_ratio_first/second",
+            "overlap_first/second", "covers_first"} <= set(table.columns)
+    assert table["covers_first"].tolist() == [True, True, False]
+    assert table["overlap_first/second"].between(0.8, 1.0).all()
+    same = bc.compare(a, b, prob=0.9)
+    assert "nuts_2_estimate" in same.columns
+    with pytest.raises(ValueError, match="at least one"):
+        bc.compare(prob=0.9)
+
+
+def test_wald_intervals():
+    lo, hi = wald_interval(0.3, 0.05, 0.9, "wald")
+    assert hi - 0.3 == pytest.approx(norm.ppf(0.95) * 0.05)
+    lo, hi = wald_interval(0.3, 0.05, 0.9, "wald-logit")
+    half = norm.ppf(0.95) * 0.05 / (0.3 * 0.7)
+    assert np.log(hi / (1 - hi)) == pytest.approx(np.log(0.3 / 0.7) + half)
+    assert 0 < lo < 0.3 < hi < 1
+    with pytest.raises(ValueError, match="unknown interval"):
+        wald_interval(0.3, 0.05, 0.9, "profile")
+
+
+def test_term_labels_for_two_dimensional_parameters():
+    da = xr.DataArray(np.zeros((2, 3)), dims=("judge", "item"),
+                      coords={"judge": ["j1", "j2"], "item": ["a", "b", "c"]})
+    assert term_labels("ability", da)[:4] == ["ability[j1, a]", "ability[j1, b]",
+                                              "ability[j1, c]", "ability[j2, a]"]
+
+
+def test_fit_rejects_an_unknown_method():
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("x")
+    with pytest.raises(ValueError, match="'nuts' or 'map'"):
+        bc.fit(model, "laplace")  # type: ignore[arg-type]
+
+
+def test_summarize_rejects_other_objects():
+    with pytest.raises(TypeError, match="cannot summarize"):
+        bc.summarize(pd.DataFrame(), 0.9)
