@@ -7,7 +7,7 @@ ESS ≥ 100 per chain, no divergent transitions, E-BFMI ≥ 0.3 in every chain.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import arviz as az
 import numpy as np
@@ -23,6 +23,12 @@ EBFMI_MIN = 0.3
 
 class DiagnosticWarning(UserWarning):
     """A sampler diagnostic failed: the posterior summaries may not be trustworthy."""
+
+
+def _extreme(values: np.ndarray, reduce: Callable[[np.ndarray], float]) -> float:
+    """Max/min over the finite entries; NaN (a failed check) when none is finite (one chain)."""
+    finite = values[np.isfinite(values)]
+    return float(reduce(finite)) if finite.size else float("nan")
 
 
 def diagnose(
@@ -73,10 +79,10 @@ def diagnose(
     tail = az.ess(post, method="tail")
     rows = []
     for name in names:
-        rows.append((name, "r_hat_max", float(np.nanmax(rhat[name].values)), rhat_max, "max"))
-        rows.append((name, "ess_bulk_min", float(np.nanmin(bulk[name].values)), threshold_ess,
+        rows.append((name, "r_hat_max", _extreme(rhat[name].values, np.max), rhat_max, "max"))
+        rows.append((name, "ess_bulk_min", _extreme(bulk[name].values, np.min), threshold_ess,
                      "min"))
-        rows.append((name, "ess_tail_min", float(np.nanmin(tail[name].values)), threshold_ess,
+        rows.append((name, "ess_tail_min", _extreme(tail[name].values, np.min), threshold_ess,
                      "min"))
     if "sample_stats" in result.children:
         stats = result["sample_stats"].to_dataset()

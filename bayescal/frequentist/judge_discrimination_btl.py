@@ -7,8 +7,8 @@ ties the likelihood is a quasi-likelihood. Cells (judge, i, j) enter through the
 statistics.
 
 Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u`,
-:math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by L-BFGS with the analytic gradient,
-polished by Newton steps with the analytic Hessian.
+:math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by Newton's method with the
+analytic gradient and Hessian, damped (Levenberg–Marquardt) where the Hessian is not definite.
 
 Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gamma)` by
 :math:`J I^{-1} J^\top`, and to :math:`\gamma` by the delta method (SPEC §3.3):
