@@ -136,14 +136,13 @@ def _counts(y: Array, yc: Array, yt: Array) -> dict[str, int]:
     }
 
 
-def _require_both_classes(y: Array, method: str) -> None:
-    for value, word in ((1.0, "positive"), (0.0, "negative")):
+def _require_both_classes(y: Array, consequence: str) -> None:
+    for value, word in ((1, "positive"), (0, "negative")):
         if not np.any(y == value):
-            other = 1 - int(value)
             raise EstimatorUndefined(
-                f"no {word} human label (Y={int(value)}) in the calibration set (all {len(y)} "
-                f"are Y={other}): {method} cannot estimate the judge's behaviour on Y="
-                f"{int(value)} items. Label more items, or use ppi / ppi_plus_plus / naive."
+                f"no {word} human label (Y={value}) in the calibration set (all {len(y)} are "
+                f"Y={1 - value}): {consequence.format(value=value)}. Label more items, or use "
+                "ppi / ppi_plus_plus / naive."
             )
 
 
@@ -232,7 +231,8 @@ def rogan_gladen(
     lab = _one_judge(labels, judge)
     lab.require_binary()
     y, yc, yt = _arrays(lab)
-    _require_both_classes(y, "Rogan–Gladen")
+    _require_both_classes(y, "Rogan–Gladen cannot estimate the judge's error rate on Y={value} "
+                             "items (q̂0 or q̂1 is 0/0)")
     c = _counts(y, yc, yt)
     n = lab.n
     m1, m0 = c["N11"] + c["N10"], c["N01"] + c["N00"]
@@ -309,7 +309,8 @@ def ppi_plus_plus(
     :math:`\hat\theta(\lambda) = \bar Y_{cal} + \lambda(\bar{\hat Y}_{test} - \bar{\hat Y}_{cal})`,
     unbiased for every fixed λ, with
 
-    .. math:: \hat V = \mathrm{Var}(Y - \lambda\hat Y)_{cal}/m + \lambda^2\mathrm{Var}(\hat Y_{test})/n
+    .. math:: \hat V = \mathrm{Var}(Y - \lambda\hat Y)_{cal}/m
+              + \lambda^2\mathrm{Var}(\hat Y_{test})/n
 
     (sample variances, ddof=1). The weight (``info["llm_weight"]``):
 
@@ -523,8 +524,8 @@ def eif(
     larger asymptotic variance :math:`V_{EIF} + p(1-p)(\mu_1-\mu_0)^2/\gamma_1`
     (:func:`~bayescal.frequentist.judge_mean_theory.v_eif`).
 
-    ``regression`` — the estimate :math:`\hat\mu(\hat y)` of :math:`E[Y\mid\hat Y=\hat y]`, fitted on
-    the calibration set:
+    ``regression`` — the estimate :math:`\hat\mu(\hat y)` of :math:`E[Y\mid\hat Y=\hat y]`, fitted
+    on the calibration set:
 
     * ``"cells"`` — mean of Y within each judge level (eq. 14; binary or discrete Ŷ). A level
       seen in the test set but not in calibration makes the estimator undefined for a binary
@@ -561,7 +562,8 @@ def eif(
     ------
     EstimatorUndefined
         Binary human labels that are all 0 or all 1 (μ̂ ≡ 0 or 1 with zero variance: no
-        interval), or an empty judge cell for a binary judge with ``"cells"``.
+        interval), an empty judge cell for a binary judge with ``"cells"``, or constant
+        calibration judge labels with ``"spline"``.
     """
     if regression not in ("cells", "linear", "spline"):
         raise ValueError(f"regression must be 'cells', 'linear' or 'spline', got {regression!r}")
@@ -573,7 +575,8 @@ def eif(
     big_n = m + n
     binary_y, binary_judge = _is_binary(y), _is_binary(yc, yt)
     if binary_y:
-        _require_both_classes(y, "the EIF estimator")
+        _require_both_classes(y, "the EIF regression μ̂(Ŷ) is identically {value} and its "
+                                 "plug-in variance is 0, so there is no interval")
     info: dict[str, Any] = {"regression": regression, "p_hat": p_hat, "pi_hat": m / big_n}
     if regression == "cells":
         mu, extra = _cell_means(y, yc, yt, binary_judge)
@@ -583,10 +586,14 @@ def eif(
         info["coef"] = coef.tolist()
     else:
         n_levels = len(np.unique(yc))
+        if n_levels < 2:
+            raise EstimatorUndefined(
+                f"every calibration judge label equals {yc[0]:g}: a spline in Ŷ cannot be "
+                "fitted. Use regression='cells' or 'linear'."
+            )
         want = min(n_levels - 1, 4) if df is None else int(df)
         if want < 1:
-            raise ValueError(f"df must be at least 1, got {want}"
-                             + (" (all calibration judge labels are equal)" if df is None else ""))
+            raise ValueError(f"df must be at least 1, got {want}")
         lo, hi = float(yc.min()), float(yc.max())
         interior = np.quantile(yc, np.arange(1, want) / want) if want > 1 else np.empty(0)
         interior = np.unique(interior[(interior > lo) & (interior < hi)])

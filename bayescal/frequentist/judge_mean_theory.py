@@ -61,7 +61,10 @@ def judge_positive_rate(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array
 
 
 def naive_bias(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r"""Bias of the naive judge mean: :math:`p - \theta = (1-q_0) + \theta(q_0+q_1-2)` (seed 001 §5.3)."""
+    r"""Bias of the naive judge mean (seed 001 §5.3).
+
+    :math:`p - \theta = (1-q_0) + \theta(q_0+q_1-2)`.
+    """
     t, a, b = _f(theta, q0, q1)
     return (1 - a) + t * (a + b - 2)
 
@@ -88,8 +91,9 @@ def v_rogan_gladen(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: Array
 
 
 def v_ppi(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
-    r"""PPI (seed 001 Prop. 2, eq. 8): :math:`V_{PPI} = \frac{1+\gamma_1}{\gamma_1}(V_1 + \gamma_1 V_2)`.
+    r"""PPI (seed 001 Prop. 2, eq. 8).
 
+    :math:`V_{PPI} = \frac{1+\gamma_1}{\gamma_1}(V_1 + \gamma_1 V_2)` with
     :math:`V_1 = p(1-p)`, :math:`V_2 = \mathrm{Var}(Y - \hat Y) = (1-\theta)(1-q_0) + \theta(1-q_1)
     - (\theta - p)^2`. (The seed's App. B.8 display drops the common factor
     :math:`(1+\gamma_1)/\gamma_1` from both V_PPI and V_RG; SPEC §2.2.)
@@ -140,13 +144,14 @@ def v_eif(
     r"""Cell-mean EIF estimator (seed 001 Prop. 6, eq. 17).
 
     ``p_hat="all"`` (the paper's eq. 19, μ̂(Ŷ) averaged over all N items) attains the
-    efficiency bound :math:`V_{EIF} = \mathrm{Var}(\mu(\hat Y)) + \pi^{-1} E[\mathrm{Var}(Y\mid\hat Y)]
-    = \frac{\theta(1-\theta)}{p(1-p)}[\theta(1-\theta)\kappa^2 + (1+\gamma_1)(q_0(1-q_0)(1-\theta)
-    + q_1(1-q_1)\theta)]`.
+    efficiency bound :math:`V_{EIF} = \mathrm{Var}(\mu(\hat Y))
+    + \pi^{-1} E[\mathrm{Var}(Y\mid\hat Y)] = \frac{\theta(1-\theta)}{p(1-p)}
+    [\theta(1-\theta)\kappa^2 + (1+\gamma_1)(q_0(1-q_0)(1-\theta) + q_1(1-q_1)\theta)]`.
 
     ``p_hat="test"`` is the convention of the seed's R package (μ̂(Ŷ) averaged over the test set
     only). It discards the calibration items' judge labels when estimating p, which adds
-    :math:`p(1-p)(\mu_1-\mu_0)^2/\gamma_1` with :math:`\mu_1 - \mu_0 = \theta(1-\theta)\kappa/(p(1-p))`
+    :math:`p(1-p)(\mu_1-\mu_0)^2/\gamma_1` with
+    :math:`\mu_1 - \mu_0 = \theta(1-\theta)\kappa/(p(1-p))`
     (derived here by the delta method; it vanishes only as :math:`\gamma_1 \to \infty`).
     """
     t, a, b, g = _f(theta, q0, q1, gamma1)
@@ -165,7 +170,8 @@ def v_eif(
 def v_mle(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
     r"""Misclassification MLE, closed form (seed 001 App. B.7).
 
-    :math:`V_{MLE} = (1+\gamma_1)\theta(1-\theta)\frac{p(1-p) + \gamma_1 B}{p(1-p) + \gamma_1(C+B)}`,
+    :math:`V_{MLE} = (1+\gamma_1)\theta(1-\theta)
+    \frac{p(1-p) + \gamma_1 B}{p(1-p) + \gamma_1(C+B)}`,
     :math:`C = \kappa^2\theta(1-\theta)`, :math:`B = (1-\theta)q_0(1-q_0) + \theta q_1(1-q_1)`
     (so :math:`C + B = p(1-p)`). :func:`v_mle_information` computes the same number as
     :math:`[I_{\gamma_1}^{-1}]_{11}`.
@@ -179,9 +185,10 @@ def v_mle(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> 
 
 
 def information_cal(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r"""Per-item Fisher information of a calibration item (Y, Ŷ) in η = (θ, q0, q1), shape (..., 3, 3).
+    r"""Per-item Fisher information of a calibration item (Y, Ŷ) in η = (θ, q0, q1).
 
-    :math:`I_{cal} = \mathrm{diag}(1/(\theta(1-\theta)), (1-\theta)/(q_0(1-q_0)), \theta/(q_1(1-q_1)))`
+    Shape (..., 3, 3): :math:`I_{cal} = \mathrm{diag}(1/(\theta(1-\theta)),
+    (1-\theta)/(q_0(1-q_0)), \theta/(q_1(1-q_1)))`
     (seed 001 App. B.4, Step 1).
     """
     t, a, b = np.broadcast_arrays(*_f(theta, q0, q1))
@@ -193,11 +200,11 @@ def information_cal(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
 
 
 def information_test(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r"""Per-item Fisher information of a test item (Ŷ only) in η = (θ, q0, q1), shape (..., 3, 3).
+    r"""Per-item Fisher information of a test item (Ŷ only) in η = (θ, q0, q1).
 
     A test item is Bernoulli(p(η)), so :math:`I_{test} = \nabla p \nabla p^\top / (p(1-p))` with
-    :math:`\nabla p = (\kappa, -(1-\theta), \theta)` — equivalently :math:`E[s s^\top]` with the scores
-    :math:`s_1 = \nabla p / p`, :math:`s_0 = -\nabla p/(1-p)` (SPEC §2.2).
+    :math:`\nabla p = (\kappa, -(1-\theta), \theta)` — equivalently :math:`E[s s^\top]` with the
+    scores :math:`s_1 = \nabla p / p`, :math:`s_0 = -\nabla p/(1-p)` (SPEC §2.2).
     """
     t, a, b = np.broadcast_arrays(*_f(theta, q0, q1))
     p = judge_positive_rate(t, a, b)
@@ -208,8 +215,10 @@ def information_test(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
 def v_mle_information(
     theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike
 ) -> Array:
-    r""":math:`V_{MLE} = [I_{\gamma_1}^{-1}]_{11}` with :math:`I_{\gamma_1} = \frac{\gamma_1}{1+\gamma_1}
-    I_{test} + \frac{1}{1+\gamma_1} I_{cal}` (per-item information averaged over the N items).
+    r"""Misclassification MLE as :math:`V_{MLE} = [I_{\gamma_1}^{-1}]_{11}` (seed 001 App. B.4).
+
+    :math:`I_{\gamma_1} = \frac{\gamma_1}{1+\gamma_1} I_{test} + \frac{1}{1+\gamma_1} I_{cal}`,
+    the per-item information averaged over the N items (shape (..., 3, 3), inverted per point).
     """
     t, a, b, g = np.broadcast_arrays(*_f(theta, q0, q1, gamma1))
     w = (g / (1 + g))[..., None, None]

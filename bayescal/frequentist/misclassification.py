@@ -17,8 +17,8 @@ swap roles). The optimizer works in a chart where this holds by construction,
 
 Algorithms: ``newton`` (BFGS on the chart with the analytic gradient, polished by Newton steps
 with the analytic Hessian) or ``em`` (E-step: :math:`P(Y = 1 \mid \text{pattern})` for each test
-pattern; M-step: weighted proportions, SPEC §2.2 generalised to K judges). They agree to
-~1e-10.
+pattern; M-step: weighted proportions, SPEC §2.2 generalised to K judges; with a ``penalty``
+the Beta priors add a - 1 and b - 1 pseudo-counts). They agree to ~1e-13 on the test data.
 
 Covariance: the inverse of
 
@@ -36,8 +36,11 @@ calibration item with Y = 1 (or Y = 0), which leaves the sensitivity (specificit
 unidentified (:class:`~bayescal.identify.IdentificationError`, before fitting); and an estimate
 on the boundary of the parameter space — a judge no better than chance (κ → 0), a sensitivity
 or specificity at 0 or 1, a prevalence at 0 or 1 — reported as :class:`MLEBoundaryError`
-naming the judge and parameter. The MAP and NUTS fits of
-:mod:`bayescal.models.misclassification` stay interior through their Beta priors.
+naming the judge and parameter. Beta priors with a, b > 1 (the model's defaults) keep the
+MAP of :mod:`bayescal.models.misclassification` off q = 0 or 1, but not off κ = 0: the
+truncated Beta product has positive density there. NUTS stays valid in every case (the
+posterior is proper, κ > 0 in every draw). With a ``penalty`` the same checks apply to the
+penalized estimate.
 
 See ``models/misclassification.md``.
 """
@@ -179,27 +182,24 @@ def patterns(labels: Labels, judges: Sequence[str] | None = None) -> Patterns:
 
 
 def unidentified(pat: Patterns) -> str | None:
-    """Why the likelihood cannot identify the model before fitting, or None.
+    r"""Why the likelihood cannot identify the model, found before fitting; or None.
 
-    With one judge the test items identify only :math:`p = P(\\hat Y = 1)`. Without a
-    calibration item with Y = 1, nothing else informs the sensitivity (with Y = 0, the
-    specificity), so the maximum runs along a ridge or to a boundary. With several judges the
-    test patterns carry more moments (a latent-class model), so the check is left to the fit.
+    With one judge the test items identify only :math:`p = P(\hat Y = 1)`. Without a
+    calibration item with Y = 1, nothing else informs the sensitivity (without Y = 0, the
+    specificity), so the likelihood is maximised along a ridge or at a boundary. With several
+    judges the test patterns carry more moments (a latent-class model), so the check is left
+    to the fit's boundary and information checks.
     """
     if pat.n_judges != 1:
         return None
     m1 = pat.n_calibration_positive
-    missing = ("sensitivity", "Y = 1", "1") if m1 == 0 else (
-        ("specificity", "Y = 0", "0") if m1 == pat.m else None)
-    if missing is None:
+    if 0 < m1 < pat.m:
         return None
-    name, cls, value = missing
+    name, seen, unseen = ("sensitivity", 0, 1) if m1 == 0 else ("specificity", 1, 0)
     return (
-        f"no calibration item has human label {cls} (all {pat.m} are {1 - int(value)}), so the "
+        f"no calibration item has human label Y = {unseen} (all {pat.m} are {seen}), so the "
         f"{name} of judge {pat.judges[0]!r} is not identified: with one judge the test items "
-        "identify only P(Ŷ = 1), a single number shared by the prevalence and the "
-        f"{name}. Label some items with Y = {value}, or use the Bayesian model "
-        "(bayescal.models.misclassification), where the Beta prior makes the posterior proper"
+        f"identify only P(Ŷ = 1), one number shared by the prevalence and the {name}"
     )
 
 
@@ -523,25 +523,23 @@ def _em(
     else:
         a, b = _beta_vectors(k, penalty)
     c, yhat = pat.count, pat.yhat
+    ak, bk = slice(1, 1 + k), slice(1 + k, None)  # specificity, sensitivity blocks
     x = x0.copy()
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
+    iterations, change = 0, np.inf
+    while iterations < max_iter and change >= tol and _feasible(x, k):
         la1, la0, _ = _parts(x, pat)
-        w = _weights(la1, la0, pat)
+        w = _weights(la1, la0, pat)  # E-step: P(Y = 1 | pattern)
         cw, cv = c * w, c * (1 - w)
         s1, s0 = cw.sum(), cv.sum()
-        new = np.empty_like(x)
+        new = np.empty_like(x)  # M-step: weighted proportions (+ prior pseudo-counts)
         new[0] = (s1 + a[0] - 1) / (s1 + s0 + a[0] + b[0] - 2)
-        new[1 : 1 + k] = (cv @ (1 - yhat) + a[1 : 1 + k] - 1) / (s0 + a[1 : 1 + k]
-                                                                 + b[1 : 1 + k] - 2)
-        new[1 + k :] = (cw @ yhat + a[1 + k :] - 1) / (s1 + a[1 + k :] + b[1 + k :] - 2)
-        change = np.max(np.abs(new - x))
+        new[ak] = (cv @ (1 - yhat) + a[ak] - 1) / (s0 + a[ak] + b[ak] - 2)
+        new[bk] = (cw @ yhat + a[bk] - 1) / (s1 + a[bk] + b[bk] - 2)
+        change = float(np.max(np.abs(new - x)))
         x = new
-        if not _feasible(x, k) or change < tol:
-            converged = change < tol
-            break
-    return x, {"optimizer": "EM", "em_iterations": it, "em_converged": converged}
+        iterations += 1
+    converged = change < tol
+    return x, {"optimizer": "EM", "em_iterations": iterations, "em_converged": converged}
 
 
 # ------------------------------------------------------------------ boundary checks
@@ -566,29 +564,39 @@ def _boundary(x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None)
     if flagged[0] or not 0 < theta < 1:
         problems.append(f"prevalence → {0 if theta < 0.5 else 1} (θ̂ = {theta:.3g})")
     for j, name in enumerate(pat.judges):
-        z0_out, z1_out = flagged[1 + j], flagged[1 + k + j]
-        if not kappa[j] > 0 or (z0_out and q0[j] < 1 - kappa[j]) or (z1_out and q1[j] < 0.5):
-            # z0 → -∞ (κ → 0 at fixed q1) or q1 → 0 (which forces κ → 0 too)
+        i0, i1 = 1 + j, 1 + k + j
+        # z0 → -∞ is κ → 0 at fixed q1, z0 → +∞ is q0 → 1; z1 → ∓∞ is q1 → 0 or 1, and
+        # q1 → 0 forces κ = q1 σ(z0) → 0 too
+        to_chance = (flagged[i0] and c[i0] < 0) or (flagged[i1] and c[i1] < 0)
+        if not kappa[j] > 0 or to_chance:
             problems.append(
                 f"judge {name!r}: specificity + sensitivity → 1 (κ = q0 + q1 - 1 → 0; "
                 f"q̂0 = {q0[j]:.3g}, q̂1 = {q1[j]:.3g}): its labels are no better than chance, "
                 "so they carry no information about Y and the Wald interval would be unbounded"
             )
             continue
-        if z1_out or not q1[j] < 1:
+        if flagged[i1] or not q1[j] < 1:
             problems.append(f"judge {name!r}: sensitivity → 1 (q̂1 = {q1[j]:.8g})")
-        if z0_out or not q0[j] < 1:
+        if flagged[i0] or not q0[j] < 1:
             problems.append(f"judge {name!r}: specificity → 1 (q̂0 = {q0[j]:.8g})")
     return problems
 
 
 def _raise_boundary(problems: list[str], what: str) -> None:
+    kappa = any("κ" in p for p in problems)
+    advice = (
+        " A judge at κ → 0 stays there under the Beta priors too (their truncated product has "
+        "positive density at κ = 0, so the MAP is on the same boundary): drop the judge "
+        "(fit(..., judges=[...])), or use NUTS on bayescal.models.misclassification, whose "
+        "posterior is proper and keeps κ > 0 in every draw."
+        if kappa else
+        " Use the MAP or NUTS fit of bayescal.models.misclassification (Beta priors with "
+        "a, b > 1 keep the estimate interior), drop the judge (fit(..., judges=[...])), or "
+        "label more items."
+    )
     raise MLEBoundaryError(
-        f"the {what} is on the boundary of the parameter space: "
-        + "; ".join(problems)
-        + ". No Wald interval is meaningful there. Use the MAP or NUTS fit of "
-        "bayescal.models.misclassification (its Beta priors keep the estimate interior), "
-        "drop the judge (fit(..., judges=[...])), or label more items."
+        f"the {what} is on the boundary of the parameter space: " + "; ".join(problems)
+        + ". No Wald interval is meaningful there." + advice
     )
 
 
@@ -645,7 +653,10 @@ def fit(
     if penalty is None:
         reason = unidentified(pat)
         if reason is not None:
-            raise IdentificationError(reason)
+            raise IdentificationError(
+                reason + ". Label items of both classes, or use the Bayesian model "
+                "(bayescal.models.misclassification), whose Beta prior makes the posterior proper"
+            )
     else:
         _beta_vectors(k, penalty)  # validate before fitting
     x0 = _start(pat)
@@ -657,7 +668,8 @@ def fit(
     ll, g, hess, _ = _derivatives(x, pat, hessian=True)
     _, gp, hp = _penalty_terms(x, k, penalty)
     assert hess is not None
-    if algorithm == "em" and not info["em_converged"]:
+    converged = bool(info.get("em_converged", True))
+    if not converged:
         warnings.warn(
             f"EM stopped after {info['em_iterations']} iterations without converging; use "
             "algorithm='newton'", RuntimeWarning, stacklevel=2,
@@ -682,7 +694,7 @@ def fit(
         n=pat.n,
         n_patterns=len(pat.count),
     )
-    return _estimate(pat, x, cov, ll, penalty, info)
+    return _estimate(pat, x, cov, ll, penalty, info, converged)
 
 
 def _estimate(
@@ -692,6 +704,7 @@ def _estimate(
     ll: float,
     penalty: PriorsLike | None,
     info: dict[str, object],
+    converged: bool,
 ) -> Estimate:
     k = pat.n_judges
     coords = {"judge": list(pat.judges)}
@@ -709,6 +722,6 @@ def _estimate(
         terms=terms,
         interval={name: "wald-logit" for name in ds.data_vars},
         loglik=ll,
-        converged=True,
+        converged=converged,
         info=info,
     )

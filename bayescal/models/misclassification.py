@@ -31,6 +31,14 @@ only. MAP (``bayescal.fit(model, "map")``, which optimises without the Jacobians
 the mode in :math:`(\theta, q_0, q_1)` and equals the twin's penalized MLE with the same Beta log
 densities. Each Beta holds on the reported parameter, restricted to κ > 0; the marginal prior of
 one q is its Beta reweighted by the other's mass above :math:`1 - q` (see :class:`Priors`).
+Forward draws (prior predictive) follow the same joint law exactly: q1 from that reweighted
+marginal (by rejection), then q0 | q1 from Beta(a0, b0) truncated to (1 - q1, 1). Only the sum
+of the two log densities is meaningful, as the truncated product up to log P(κ > 0).
+
+**Where the mode is not interior.** The truncated product has positive density at κ = 0, so
+for a judge the data place at or below chance the MAP runs to κ → 0 (the twin then raises
+``MLEBoundaryError`` for its penalized fit too); NUTS is unaffected (the posterior is proper and
+κ > 0 in every draw). With the uniform prevalence prior, the mode can also sit at θ = 0 or 1.
 
 The likelihood is the sum over items of log-probabilities (no multinomial coefficient), the
 convention of :func:`bayescal.frequentist.misclassification.loglik`. See
@@ -72,8 +80,9 @@ class Priors:
         smoothing the seed's own Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)).
         It keeps the mode off 0 and 1 when a judge makes no error on the calibration set (where
         the MLE runs to the boundary), is symmetric about chance so it claims nothing about
-        judge quality beyond κ > 0, and weighs as two items against calibration sets of tens.
-        After the truncation each q has prior mean 0.625 and κ has prior mean 0.25.
+        judge quality beyond κ > 0, and moves a mode by two pseudo-items only.
+        After the truncation each q has prior mean 22/35 ≈ 0.629 and κ prior mean 9/35 ≈ 0.257,
+        with P(κ < 0.1) ≈ 0.236.
     """
 
     prevalence: tuple[float, float] = (1.0, 1.0)
@@ -98,16 +107,34 @@ def _beta_kernel(value: pt.TensorVariable, a: pt.TensorVariable, b: pt.TensorVar
     return pm.logp(pm.Beta.dist(alpha=a, beta=b), value)
 
 
-def _sensitivity_logp(value, a1, b1, a0, b0):  # type: ignore[no-untyped-def]
+def _sensitivity_logp(
+    value: pt.TensorVariable,
+    a1: pt.TensorVariable,
+    b1: pt.TensorVariable,
+    a0: pt.TensorVariable,
+    b0: pt.TensorVariable,
+) -> pt.TensorVariable:
     # a0, b0 only shape the forward draws (the truncation's weight on q1)
     return _beta_kernel(value, a1, b1)
 
 
-def _specificity_logp(value, sensitivity, a0, b0):  # type: ignore[no-untyped-def]
+def _specificity_logp(
+    value: pt.TensorVariable,
+    sensitivity: pt.TensorVariable,
+    a0: pt.TensorVariable,
+    b0: pt.TensorVariable,
+) -> pt.TensorVariable:
     return pt.switch(value + sensitivity > 1, _beta_kernel(value, a0, b0), -np.inf)
 
 
-def _specificity_bounds(rng, size, sensitivity, a0, b0):  # type: ignore[no-untyped-def]
+def _specificity_bounds(
+    rng: object,
+    size: object,
+    sensitivity: pt.TensorVariable,
+    a0: pt.TensorVariable,
+    b0: pt.TensorVariable,
+) -> tuple[pt.TensorVariable, float]:
+    # the interval transform's bounds: q0 ∈ (1 - q1, 1), i.e. κ = q0 + q1 - 1 > 0
     return 1 - sensitivity, 1.0
 
 
@@ -165,7 +192,19 @@ def _pattern_logprob(
     return pt.switch(test, pt.logaddexp(log_a1, log_a0), calibration)
 
 
-def _labels_logp(value, prevalence, specificity, sensitivity, yhat, human, test, m, n):  # type: ignore[no-untyped-def]
+def _labels_logp(
+    value: pt.TensorVariable,
+    prevalence: pt.TensorVariable,
+    specificity: pt.TensorVariable,
+    sensitivity: pt.TensorVariable,
+    yhat: pt.TensorVariable,
+    human: pt.TensorVariable,
+    test: pt.TensorVariable,
+    m: pt.TensorVariable,
+    n: pt.TensorVariable,
+) -> pt.TensorVariable:
+    # counts x log-probabilities: the sum over items, no multinomial coefficient (m, n are
+    # the set sizes, used only by the predictive draws)
     return value * _pattern_logprob(prevalence, specificity, sensitivity, yhat, human, test)
 
 
@@ -241,7 +280,8 @@ def build(
     reason = unidentified(pat)
     if reason is not None:
         warnings.warn(
-            reason.split(". Label some")[0] + " by the labels; its posterior is the prior's.",
+            reason + "; the Bayesian fit proceeds, but that parameter is informed by its "
+            "prior only (through the prevalence and P(Ŷ = 1)).",
             IdentificationWarning,
             stacklevel=2,
         )
@@ -275,6 +315,7 @@ def build(
             float(pat.m), float(pat.n),
             logp=_labels_logp,
             random=_draw_labels,
+            signature="(),(k),(k),(p,k),(p),(p),(),()->(p)",
             observed=pat.count,
             dims="pattern",
         )
