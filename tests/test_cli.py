@@ -53,3 +53,21 @@ def test_bad_input_exits_with_a_message(verdicts_csv, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "missing column" in err and "model_a" in err
+
+
+def test_mean_prints_every_estimator(tmp_path, capsys):
+    import pandas as pd
+
+    # references.md D1.1 counts: N11=31 N10=5 N01=1 N00=13, T1=223 T0=227
+    cal_y = [1] * 36 + [0] * 14
+    cal_yhat = [1] * 31 + [0] * 5 + [1] * 1 + [0] * 13
+    test_yhat = [1] * 223 + [0] * 227
+    frame = pd.DataFrame({"human": cal_y + [None] * 450, "judge": cal_yhat + test_yhat})
+    path = tmp_path / "labels.csv"
+    frame.to_csv(path, index=False)
+    code = main(["mean", str(path), "--human", "human", "--judge", "judge", "--prob", "0.9"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for method in ("naive", "rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif"):
+        assert method in out
+    assert "0.5756" in out and "0.6308" in out  # PPI and PPI++ of the published vignette
