@@ -4,17 +4,28 @@ Each paper's model is a PyMC model (``bayescal.models``) fitted by MAP and NUTS,
 independent frequentist twin (``bayescal.frequentist``) for side-by-side intervals.
 """
 
+from importlib import import_module
 from importlib.metadata import version as _version
+from typing import Any
 
 from bayescal import datasets, simulate
 from bayescal.compare import compare
 from bayescal.data import Comparisons, DataError, Labels
-from bayescal.diagnostics import DiagnosticWarning, diagnose
-from bayescal.fitting import fit
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.summary import summarize
 
 __version__ = _version("bayescal")
+
+# PyMC and ArviZ take seconds to import; the frequentist twins and the data layer do not need
+# them, so the Bayesian entry points are loaded on first use.
+_LAZY = {"fit": "bayescal.fitting", "diagnose": "bayescal.diagnostics",
+         "DiagnosticWarning": "bayescal.diagnostics"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'bayescal' has no attribute {name!r}")
 
 __all__ = [
     "Comparisons",
