@@ -596,3 +596,160 @@ def test_prevalence_name_and_logit_interval_for_binary_labels():
     half = z * s / (t * (1 - t))
     assert ci(est) == pytest.approx((expit(np.log(t / (1 - t)) - half),
                                      expit(np.log(t / (1 - t)) + half)), abs=1e-12)
+
+
+# ============================================================== vectorised cores (one formula each)
+def _random_count_sets(rng, size):
+    """Binary count sets of the paper's kind plus every degenerate pattern the cores must flag:
+    a missing human class, an empty calibration cell, κ̂ <= 0, a constant test set."""
+    sets = [(10, 3, 0, 12, 100, 90), (10, 0, 3, 12, 100, 90), (0, 5, 3, 12, 100, 90),
+            (8, 5, 3, 0, 100, 90), (3, 9, 8, 4, 100, 90), (5, 5, 5, 5, 100, 90),
+            (4, 4, 0, 0, 50, 50), (0, 0, 4, 4, 50, 50), (0, 3, 0, 5, 0, 80),
+            (6, 3, 2, 9, 0, 80), (6, 3, 2, 9, 80, 0), (6, 6, 3, 3, 40, 40), (1, 0, 0, 1, 1, 1),
+            (*D11,), (*D12,)]
+    for _ in range(size):
+        m, n = int(rng.integers(2, 60)), int(rng.integers(2, 400))
+        t, a, b = rng.uniform(0.05, 0.95), rng.uniform(0.3, 1.0), rng.uniform(0.3, 1.0)
+        cal = rng.multinomial(m, [t * b, t * (1 - b), (1 - t) * (1 - a), (1 - t) * a])
+        t1 = int(rng.binomial(n, (1 - t) * (1 - a) + t * b))
+        sets.append((*cal.tolist(), t1, n - t1))
+    return np.array(sets)
+
+
+def _labels_fit(f, lab):
+    """(estimate, variance, interval) of a Labels function, NaNs where it raises."""
+    try:
+        est = f(lab)
+    except jm.EstimatorUndefined:
+        return np.nan, np.nan, (np.nan, np.nan)
+    return point(est), float(est.cov[0, 0]), ci(est, 0.9)
+
+
+def test_binary_cores_on_count_arrays_equal_the_labels_functions():
+    """binary_from_counts runs the cores the Labels functions call, broadcast over many count
+    sets: same numbers (to rounding) and NaN + a reason code exactly where they raise."""
+    counts = _random_count_sets(np.random.default_rng(21), 100)
+    prob = 0.9
+    vec = jm.binary_from_counts(counts, prob)
+    assert set(vec) == set(jm.BINARY_METHODS)
+    labels_api = {
+        "naive": jm.naive,
+        "rogan_gladen": jm.rogan_gladen,
+        "rogan_gladen_smoothed": lambda lab: jm.rogan_gladen(lab, smoothed=True, prob=prob),
+        "ppi": jm.ppi,
+        "ppi_plus_plus": jm.ppi_plus_plus,
+        "eif": jm.eif,
+        "eif_test": lambda lab: jm.eif(lab, p_hat="test"),
+    }
+    for i, c in enumerate(counts):
+        lab = from_counts(*c)
+        for method, f in labels_api.items():
+            value, var, (lo, hi) = _labels_fit(f, lab)
+            got = (vec[method]["estimate"][i], vec[method]["variance"][i])
+            np.testing.assert_allclose(got, (value, var), rtol=1e-12, atol=1e-15,
+                                       err_msg=f"{method} on counts {c}")
+            assert (vec[method]["reason"][i] == 0) == np.isfinite(value), (method, c)
+            np.testing.assert_allclose((vec[method]["lower"][i], vec[method]["upper"][i]),
+                                       (lo, hi), rtol=1e-10, atol=1e-13)
+    # the mapping form and any leading shape give the same arrays
+    as_map = dict(zip(jm.COUNT_NAMES, counts.T, strict=True))
+    grid = jm.binary_from_counts(counts.reshape(-1, 1, 6)[:10], prob, methods=["eif"])
+    np.testing.assert_array_equal(jm.binary_from_counts(as_map, prob)["ppi"]["estimate"],
+                                  vec["ppi"]["estimate"])
+    assert grid["eif"]["estimate"].shape == (10, 1)
+    codes = vec["rogan_gladen"]["reason"][:9]
+    assert [jm.REASONS[int(k)] for k in codes[[6, 7]]] == [
+        jm.REASONS[jm.NO_NEGATIVE], jm.REASONS[jm.NO_POSITIVE]]
+    assert codes[4] == jm.NO_BETTER_THAN_CHANCE
+    with pytest.raises(ValueError, match="non-negative integers"):
+        jm.binary_from_counts(np.array([1, 2, 3, 4, 5, 6.5]))
+    with pytest.raises(ValueError, match="last axis of length 6"):
+        jm.binary_from_counts(np.ones((3, 5)))
+
+
+def test_level_stats_from_counts_equal_level_stats_from_arrays():
+    for c in _random_count_sets(np.random.default_rng(22), 20):
+        lab = from_counts(*c)
+        a = jm.LevelStats.from_arrays(lab.y_cal, lab.yhat_cal[:, 0], lab.yhat_test[:, 0])
+        b = jm.LevelStats.from_counts(c)
+        assert b.binary_counts() == pytest.approx(dict(zip(jm.COUNT_NAMES, c, strict=True)))
+        for name in ("cal_n", "cal_sum", "cal_ss", "test_n"):
+            full = np.array([jm._at_level(a, getattr(a, name), v) for v in (0.0, 1.0)])
+            np.testing.assert_allclose(full, getattr(b, name), atol=1e-12)
+
+
+def test_discrete_cores_on_stacked_stats_equal_the_labels_functions():
+    """discrete_from_stats (the §5.4 validation's vectorised path) = the Labels functions on
+    each data set: naive, PPI, PPI++ (clipped or not), cell EIF (all / test p̂), EIF-linear."""
+    rng = np.random.default_rng(23)
+    labs = [simulate_continuous(rng, 300, 0.1, (1, 2, mu3)) for mu3 in (3, 5, 9, 9, 4)]
+    # a judge level missing from calibration: its test items get the calibration mean
+    labs.append(Labels.from_arrays([1.0, 1.2, 2.1, 1.9], [1.0, 1.0, 2.0, 2.0], [1.0, 2.0, 3.0]))
+    levels = np.array([1.0, 2.0, 3.0])
+    stats = [jm.LevelStats.from_arrays(lab.y_cal, lab.yhat_cal[:, 0], lab.yhat_test[:, 0])
+             for lab in labs]
+    assert all(np.array_equal(s.levels, levels) for s in stats)
+    stacked = jm.LevelStats(levels, *(np.stack([getattr(s, k) for s in stats])
+                                      for k in ("cal_n", "cal_sum", "cal_ss", "test_n")))
+    vec = jm.discrete_from_stats(stacked, 0.9)
+    assert set(vec) == set(jm.DISCRETE_METHODS)
+    labels_api = {
+        "naive": jm.naive, "ppi": jm.ppi, "ppi_plus_plus": jm.ppi_plus_plus,
+        "ppi_plus_plus_clipped": lambda lab: jm.ppi_plus_plus(lab, clip=True),
+        "eif": jm.eif, "eif_test": lambda lab: jm.eif(lab, p_hat="test"),
+        "eif_linear": lambda lab: jm.eif(lab, regression="linear"),
+    }
+    for i, lab in enumerate(labs):
+        for method, f in labels_api.items():
+            value, var, (lo, hi) = _labels_fit(f, lab)
+            got = (vec[method]["estimate"][i], vec[method]["variance"][i],
+                   vec[method]["lower"][i], vec[method]["upper"][i])
+            np.testing.assert_allclose(got, (value, var, lo, hi), rtol=1e-10,
+                                       err_msg=f"{method}, data set {i}")
+
+
+@needs_mle
+def test_closed_form_mle_equals_the_numerical_fit():
+    """Interior binary MLE in closed form (p̂ over all N, μ̂_b cell means, θ̂ = (1-p̂)μ̂0 + p̂μ̂1;
+    the likelihood factorises in (p, μ0, μ1)) = misclassification.fit to 1e-10: point and both
+    variances (observed information = the all-items EIF plug-in; expected = V_MLE(θ̂, q̂0, q̂1,
+    n/m)/N). Where the closed form says "boundary" (a class or a calibration cell empty, or
+    μ̂1 <= μ̂0 ⇔ κ̂ <= 0), fit raises MLEBoundaryError / IdentificationError, and vice versa."""
+    from bayescal.frequentist import misclassification as mc
+    from bayescal.frequentist._core import MLEBoundaryError
+    from bayescal.identify import IdentificationError
+
+    counts = _random_count_sets(np.random.default_rng(24), 120)
+    vec = jm.binary_from_counts(counts, 0.9, methods=["mle", "mle_expected"])
+    n_interior = 0
+    for i, c in enumerate(counts):
+        lab = from_counts(*c)
+        try:
+            fits = {kind: mc.fit(lab, information=kind) for kind in ("observed", "expected")}
+        except (MLEBoundaryError, IdentificationError):
+            assert vec["mle"]["reason"][i] != 0 and np.isnan(vec["mle"]["estimate"][i]), c
+            assert vec["mle_expected"]["reason"][i] == vec["mle"]["reason"][i]
+            continue
+        n_interior += 1
+        assert vec["mle"]["reason"][i] == 0, c
+        for kind, method in (("observed", "mle"), ("expected", "mle_expected")):
+            fit = fits[kind]
+            assert vec[method]["estimate"][i] == pytest.approx(
+                float(fit.params["prevalence"]), abs=1e-10)
+            assert vec[method]["variance"][i] == pytest.approx(float(fit.cov[0, 0]), rel=1e-10)
+    assert 40 < n_interior < len(counts) - 10  # both branches exercised
+    # interior MLE = all-items EIF (point and variance), by the factorisation
+    ok = vec["mle"]["reason"] == 0
+    eif_all = jm.binary_from_counts(counts[ok], 0.9, methods=["eif"])["eif"]
+    np.testing.assert_allclose(vec["mle"]["estimate"][ok], eif_all["estimate"], rtol=1e-14)
+    np.testing.assert_allclose(vec["mle"]["variance"][ok], eif_all["variance"], rtol=1e-14)
+
+
+def test_spline_that_loses_knots_says_so():
+    # 60% of calibration judge labels at the lowest level: the median knot hits the boundary
+    y_cal = np.array([0.1, 0.3, 0.2, 0.0, 0.4, 0.2, 1.1, 2.0, 2.9, 3.2])
+    yhat_cal = np.array([1, 1, 1, 1, 1, 1, 2, 3, 3, 3], dtype=float)
+    lab = Labels.from_arrays(y_cal, yhat_cal, [1.0, 2.0, 3.0, 1.0])
+    with pytest.warns(UserWarning, match="df=1 instead of 2"):
+        est = jm.eif(lab, regression="spline")
+    assert est.info["df"] == 1

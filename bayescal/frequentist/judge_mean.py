@@ -28,6 +28,21 @@ Intervals (seed 001 §5.2, SPEC §2.3): binary human labels get the logit-transf
 with :math:`\hat\theta` clamped to [1e-6, 1 - 1e-6] (``wald-logit``); continuous labels the plain
 Wald interval (``wald``). Both come from :func:`bayescal.summary.wald_interval`.
 
+Sufficient statistics and vectorised cores. Every formula lives once, in a private *core* that
+takes the per-judge-level sufficient statistics (:class:`LevelStats`: for each distinct judge
+value ℓ the calibration count, sum and within-level sum of squares of Y, and the test count)
+and broadcasts over any leading axes (replicates, grid cells, random splits). A core returns
+arrays of estimates and variances with an integer *reason code* (:data:`REASONS`; 0 = defined,
+NaN numbers otherwise) instead of raising. The ``Labels`` functions below build the statistics of
+one data set, call the same cores and turn a non-zero code into :class:`EstimatorUndefined` with a
+full message; :func:`binary_from_counts` (the six binary counts :data:`COUNT_NAMES`) and
+:func:`discrete_from_stats` run the cores on whole arrays of data sets at once, for simulation
+studies. The one exception is the MLE: :func:`mle` fits the misclassification model numerically
+(the independent twin, any number of judges); its vectorised counterpart is the closed form of
+the saturated one-judge model (:func:`binary_from_counts`, methods ``mle`` and
+``mle_expected``), which the tests pin to :func:`~bayescal.frequentist.misclassification.fit` to
+1e-10.
+
 Implementations of these estimators differ in small conventions (which p̂, which λ formula,
 ddof, clipping); each function's docstring states the one used here, and its ``info`` records it.
 Nothing here imports PyMC.
@@ -35,22 +50,32 @@ Nothing here imports PyMC.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 
 from bayescal.data import DataError, Labels
+from bayescal.frequentist import judge_mean_theory as theory
 from bayescal.frequentist._core import Estimate
-from bayescal.summary import COLUMNS
+from bayescal.summary import COLUMNS, wald_interval
 
 __all__ = [
+    "BINARY_METHODS",
+    "COUNT_NAMES",
+    "DISCRETE_METHODS",
     "METHODS",
+    "REASONS",
     "EstimatorUndefined",
+    "LevelStats",
+    "binary_from_counts",
+    "discrete_from_stats",
     "eif",
     "estimate",
     "mle",
@@ -67,6 +92,40 @@ Array = NDArray[np.float64]
 #: Row order of :func:`estimate`.
 METHODS = ("naive", "rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif")
 
+#: The six binary counts, in this order on the last axis of an array given to
+#: :func:`binary_from_counts`: calibration N_ab = #{Y=a, Ŷ=b}, test T_b = #{Ŷ=b}.
+COUNT_NAMES = ("N11", "N10", "N01", "N00", "T1", "T0")
+
+#: Methods of :func:`binary_from_counts`.
+BINARY_METHODS = ("naive", "rogan_gladen", "rogan_gladen_smoothed", "ppi", "ppi_plus_plus",
+                  "eif", "eif_test", "mle", "mle_expected")
+
+#: Methods of :func:`discrete_from_stats`.
+DISCRETE_METHODS = ("naive", "ppi", "ppi_plus_plus", "ppi_plus_plus_clipped", "eif",
+                    "eif_test", "eif_linear")
+
+# Reason codes of the cores (the ``reason`` arrays of the vectorised functions).
+DEFINED = 0
+NO_POSITIVE = 1
+NO_NEGATIVE = 2
+NO_BETTER_THAN_CHANCE = 3
+FEW_CALIBRATION = 4
+FEW_TEST = 5
+EMPTY_JUDGE_CELL = 6
+MLE_BOUNDARY = 7
+
+#: Why an estimate is undefined, by reason code (0 = defined).
+REASONS = {
+    DEFINED: "defined",
+    NO_POSITIVE: "no Y=1 item in the calibration set",
+    NO_NEGATIVE: "no Y=0 item in the calibration set",
+    NO_BETTER_THAN_CHANCE: "judge no better than chance on the calibration set (κ̂ <= 0)",
+    FEW_CALIBRATION: "too few calibration items for a sample variance",
+    FEW_TEST: "too few test items for a sample variance",
+    EMPTY_JUDGE_CELL: "a binary judge label seen in the test set has no calibration item",
+    MLE_BOUNDARY: "MLE on the boundary: an empty calibration cell puts q̂0, q̂1 or θ̂ at 0 or 1",
+}
+
 # PPI++: below this denominator of λ̂ the judge labels are (numerically) constant and λ̂ = 0/0;
 # the seed's R package then falls back to λ = 1 (plain PPI), and so do we.
 _LAMBDA_DENOMINATOR_MIN = 1e-10
@@ -76,7 +135,466 @@ class EstimatorUndefined(ValueError):
     """The estimator is not defined on these data; the message says why."""
 
 
-# ----------------------------------------------------------------------------- helpers
+# ============================================================================= statistics
+@dataclass(frozen=True)
+class LevelStats:
+    r"""Sufficient statistics of every estimator here, per distinct judge value.
+
+    For each judge level :math:`\ell` (sorted ``levels``, shape (L,)): ``cal_n`` calibration items
+    with :math:`\hat Y = \ell`, ``cal_sum`` the sum of their Y, ``cal_ss`` the sum of squares of
+    their Y about its level mean, ``test_n`` test items with :math:`\hat Y = \ell`. The four
+    arrays have shape (..., L): leading axes index independent data sets (replicates, splits).
+    Naive, PPI and PPI++ need only the first and second moments these imply; the EIF needs the
+    per-level values; Rogan–Gladen and the MLE need the six binary counts (levels 0 and 1).
+    """
+
+    levels: Array
+    cal_n: Array
+    cal_sum: Array
+    cal_ss: Array
+    test_n: Array
+
+    @property
+    def m(self) -> Array:
+        """Calibration items per data set."""
+        out: Array = self.cal_n.sum(-1)
+        return out
+
+    @property
+    def n(self) -> Array:
+        """Test items per data set."""
+        out: Array = self.test_n.sum(-1)
+        return out
+
+    @classmethod
+    def from_arrays(cls, y_cal: ArrayLike, yhat_cal: ArrayLike, yhat_test: ArrayLike
+                    ) -> LevelStats:
+        """Statistics of one data set (one judge): levels are the distinct judge values."""
+        y = np.asarray(y_cal, dtype=np.float64)
+        yc = np.asarray(yhat_cal, dtype=np.float64)
+        yt = np.asarray(yhat_test, dtype=np.float64)
+        levels = np.unique(np.concatenate([yc, yt]))
+        n_levels = len(levels)
+        ic, it = np.searchsorted(levels, yc), np.searchsorted(levels, yt)
+        cal_n = np.bincount(ic, minlength=n_levels).astype(np.float64)
+        cal_sum = np.bincount(ic, weights=y, minlength=n_levels)
+        mean = np.divide(cal_sum, cal_n, out=np.zeros(n_levels), where=cal_n > 0)
+        cal_ss = np.bincount(ic, weights=(y - mean[ic]) ** 2, minlength=n_levels)
+        test_n = np.bincount(it, minlength=n_levels).astype(np.float64)
+        return cls(levels, cal_n, cal_sum, cal_ss, test_n)
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, ArrayLike] | ArrayLike) -> LevelStats:
+        """Statistics of binary data sets from their six counts (:data:`COUNT_NAMES`).
+
+        ``counts`` is a mapping with those keys (broadcastable arrays) or an array whose last
+        axis holds them in that order. They must be non-negative integers.
+        """
+        n11, n10, n01, n00, t1, t0 = _count_arrays(counts)
+        cal_n = np.stack([n10 + n00, n11 + n01], axis=-1)
+        cal_sum = np.stack([n10, n11], axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # Y within a judge cell is binary: sum of squares about the mean = n1·n0/(n1 + n0)
+            cal_ss = np.where(cal_n > 0, np.stack([n10 * n00, n11 * n01], axis=-1) / cal_n, 0.0)
+        return cls(np.array([0.0, 1.0]), cal_n, cal_sum, cal_ss, np.stack([t0, t1], axis=-1))
+
+    def binary_counts(self) -> dict[str, Array]:
+        """The six counts of binary data (judge levels within {0, 1}, Y binary)."""
+        n1 = _at_level(self, self.cal_n, 1.0)
+        s1 = _at_level(self, self.cal_sum, 1.0)
+        n0 = _at_level(self, self.cal_n, 0.0)
+        s0 = _at_level(self, self.cal_sum, 0.0)
+        return {"N11": s1, "N10": s0, "N01": n1 - s1, "N00": n0 - s0,
+                "T1": _at_level(self, self.test_n, 1.0), "T0": _at_level(self, self.test_n, 0.0)}
+
+
+def _count_arrays(counts: Mapping[str, ArrayLike] | ArrayLike) -> list[Array]:
+    if isinstance(counts, Mapping):
+        missing = [k for k in COUNT_NAMES if k not in counts]
+        if missing:
+            raise ValueError(f"counts need the keys {list(COUNT_NAMES)}; missing {missing}")
+        arrays = [np.asarray(counts[k], dtype=np.float64) for k in COUNT_NAMES]
+    else:
+        a = np.asarray(counts, dtype=np.float64)
+        if a.ndim == 0 or a.shape[-1] != len(COUNT_NAMES):
+            raise ValueError(f"a counts array needs a last axis of length 6 {COUNT_NAMES}, got "
+                             f"shape {a.shape}")
+        arrays = [a[..., i] for i in range(len(COUNT_NAMES))]
+    arrays = [np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(*arrays)]
+    for name, x in zip(COUNT_NAMES, arrays, strict=True):
+        if not np.all(np.isfinite(x)) or np.any(x < 0) or np.any(x != np.round(x)):
+            raise ValueError(f"count {name} must hold non-negative integers")
+    return arrays
+
+
+def _at_level(stats: LevelStats, values: Array, level: float) -> Array:
+    """``values[..., j]`` at the level equal to ``level``, or zeros when there is none."""
+    hit = np.flatnonzero(stats.levels == level)
+    if hit.size:
+        out: Array = values[..., hit[0]]
+        return out
+    return np.zeros(values.shape[:-1])
+
+
+@dataclass(frozen=True)
+class _Moments:
+    """Means and centred sums of squares/products implied by :class:`LevelStats`."""
+
+    m: Array
+    n: Array
+    y_bar: Array  # mean of Y over calibration
+    c_bar: Array  # mean of Ŷ over calibration
+    t_bar: Array  # mean of Ŷ over test
+    s_yy: Array  # Σ_cal (Y - ȳ)²
+    s_cc: Array  # Σ_cal (Ŷ - ĉ)²
+    s_yc: Array  # Σ_cal (Y - ȳ)(Ŷ - ĉ)
+    s_tt: Array  # Σ_test (Ŷ - t̄)²
+
+
+def _moments(s: LevelStats) -> _Moments:
+    lv = s.levels
+    m, n = s.m, s.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y_bar = s.cal_sum.sum(-1) / m
+        c_bar = (s.cal_n * lv).sum(-1) / m
+        t_bar = (s.test_n * lv).sum(-1) / n
+        level_mean = np.where(s.cal_n > 0, s.cal_sum / s.cal_n, 0.0)
+    dc = lv - c_bar[..., None]
+    s_yy = s.cal_ss.sum(-1) + (s.cal_n * (level_mean - y_bar[..., None]) ** 2).sum(-1)
+    s_cc = (s.cal_n * dc**2).sum(-1)
+    s_yc = (dc * (s.cal_sum - s.cal_n * y_bar[..., None])).sum(-1)
+    s_tt = (s.test_n * (lv - t_bar[..., None]) ** 2).sum(-1)
+    return _Moments(m, n, y_bar, c_bar, t_bar, s_yy, s_cc, s_yc, s_tt)
+
+
+# ============================================================================= cores
+@dataclass(frozen=True)
+class _Core:
+    """Estimates, variances and reason codes (0 = defined) of one method on many data sets.
+
+    ``estimate`` and ``variance`` are the raw formula values (NaN where a code is set is not
+    guaranteed); :meth:`masked` blanks undefined entries. ``extra`` holds plug-ins for ``info``
+    and messages.
+    """
+
+    estimate: Array
+    variance: Array
+    reason: NDArray[np.int8]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def masked(self) -> tuple[Array, Array]:
+        ok = self.reason == DEFINED
+        return np.where(ok, self.estimate, np.nan), np.where(ok, self.variance, np.nan)
+
+
+def _reason(*rules: tuple[ArrayLike, int]) -> NDArray[np.int8]:
+    """First matching (condition, code) wins, as the checks of the Labels functions run."""
+    conds = [np.asarray(c, dtype=bool) for c, _ in rules]
+    if not conds:
+        return np.zeros((), dtype=np.int8)
+    shape = np.broadcast_shapes(*(c.shape for c in conds))
+    out = np.select([np.broadcast_to(c, shape) for c in conds], [code for _, code in rules],
+                    default=DEFINED)
+    return out.astype(np.int8)
+
+
+def _either(first: NDArray[np.int8], then: NDArray[np.int8]) -> NDArray[np.int8]:
+    """Reason codes of two steps run in order: the first step's code where it has one."""
+    return np.where(first != DEFINED, first, then).astype(np.int8)
+
+
+def _class_rules(stats: LevelStats) -> list[tuple[Array, int]]:
+    """Binary Y: both human classes must appear in the calibration set."""
+    m1 = stats.cal_sum.sum(-1)
+    return [(m1 == 0, NO_POSITIVE), (m1 == stats.m, NO_NEGATIVE)]
+
+
+def _naive_core(s: LevelStats, binary: bool) -> _Core:
+    r"""Test-set judge mean; variance :math:`\hat p(1-\hat p)/n` (binary) or ddof=1 over n."""
+    mo = _moments(s)
+    n = mo.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if binary:
+            var = mo.t_bar * (1 - mo.t_bar) / n
+            reason = _reason((n < 1, FEW_TEST))
+        else:
+            var = mo.s_tt / (n - 1) / n
+            reason = _reason((n <= 1, FEW_TEST))
+    return _Core(mo.t_bar, var, reason)
+
+
+def _ppi_core(mo: _Moments, lam: ArrayLike, ddof: int) -> _Core:
+    r"""PPI++ at weight λ (λ = 1: PPI): :math:`\bar Y_{cal} + \lambda(\bar{\hat Y}_{test} -
+    \bar{\hat Y}_{cal})`, variance :math:`\mathrm{Var}(Y - \lambda\hat Y)_{cal}/m +
+    \lambda^2\mathrm{Var}(\hat Y_{test})/n` with sample variances of the given ddof."""
+    lam_ = np.asarray(lam, dtype=np.float64)
+    m, n = mo.m, mo.n
+    theta = mo.y_bar + lam_ * (mo.t_bar - mo.c_bar)
+    resid_ss = np.maximum(mo.s_yy - 2 * lam_ * mo.s_yc + lam_**2 * mo.s_cc, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = resid_ss / (m - ddof) / m + lam_**2 * mo.s_tt / (n - ddof) / n
+    reason = _reason((m <= ddof, FEW_CALIBRATION), (n <= ddof, FEW_TEST))
+    return _Core(theta, var, reason)
+
+
+def _ppi_lambda(mo: _Moments, clip: bool) -> _Core:
+    r"""The R package's :math:`\hat\lambda = \widehat{\mathrm{Cov}}(Y,\hat Y)_{cal} /
+    (\widehat{\mathrm{Var}}(\hat Y_{cal}) + (m/n)\widehat{\mathrm{Var}}(\hat Y_{test}))`, ddof=1,
+    λ = 1 when the denominator is below 1e-10; optionally clipped to [0, 1]. Returned as the
+    ``estimate`` of a core (``variance`` unused)."""
+    m, n = mo.m, mo.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_cal = mo.s_cc / (m - 1)
+        var_test = mo.s_tt / (n - 1)
+        cov = mo.s_yc / (m - 1)
+        denominator = var_cal + (m / n) * var_test
+        fallback = denominator < _LAMBDA_DENOMINATOR_MIN
+        lam = np.where(fallback, 1.0, cov / denominator)
+    unclipped = lam
+    if clip:
+        lam = np.clip(lam, 0.0, 1.0)
+    reason = _reason((m <= 1, FEW_CALIBRATION), (n <= 1, FEW_TEST))
+    return _Core(lam, np.full(lam.shape, np.nan), reason,
+                 {"unclipped": unclipped, "fallback": fallback})
+
+
+def _rogan_gladen_core(s: LevelStats, smoothed: bool, z: float) -> _Core:
+    r"""Rogan–Gladen from the binary counts (raw, or smoothed with z); see :func:`rogan_gladen`."""
+    c = s.binary_counts()
+    m1, m0, n = c["N11"] + c["N10"], c["N01"] + c["N00"], c["T1"] + c["T0"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1, q0, p = c["N11"] / m1, c["N00"] / m0, c["T1"] / n
+        extra: dict[str, Any] = {"q0_hat": q0, "q1_hat": q1, "p_hat": p, "m0": m0, "m1": m1,
+                                 "kappa_hat": q0 + q1 - 1}
+        n_eff, m0_eff, m1_eff = n, m0, m1
+        if smoothed:
+            n_eff, m0_eff, m1_eff = n + z**2, m0 + 2.0, m1 + 2.0
+            p = (n * p + z**2 / 2) / n_eff
+            q0 = (m0 * q0 + 1) / m0_eff
+            q1 = (m1 * q1 + 1) / m1_eff
+            extra.update(p_tilde=p, q0_tilde=q0, q1_tilde=q1)
+        kappa = q0 + q1 - 1
+        raw = (p + q0 - 1) / kappa
+        theta = np.clip(raw, 0.0, 1.0)
+        var = (p * (1 - p) / n_eff + (1 - theta) ** 2 * q0 * (1 - q0) / m0_eff
+               + theta**2 * q1 * (1 - q1) / m1_eff) / kappa**2
+    extra.update(q0=q0, q1=q1, kappa=kappa, theta_unclipped=raw)
+    reason = _reason((m1 == 0, NO_POSITIVE), (m0 == 0, NO_NEGATIVE),
+                     (~(kappa > 0), NO_BETTER_THAN_CHANCE))
+    return _Core(theta, var, reason, extra)
+
+
+def _cell_fit(s: LevelStats) -> tuple[Array, NDArray[np.bool_]]:
+    """Cell means μ̂(ℓ) (overall calibration mean where a level has no calibration item) and
+    the mask of levels seen in the test set but not in calibration."""
+    seen = s.cal_n > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fallback = s.cal_sum.sum(-1) / s.m
+        fit = np.where(seen, s.cal_sum / s.cal_n, fallback[..., None])
+    return fit, ~seen & (s.test_n > 0)
+
+
+def _eif_core(
+    s: LevelStats,
+    fit: Array,
+    *,
+    p_hat: Literal["all", "test"],
+    binary_y: bool,
+    binary_variance: bool,
+    empty_cell_undefined: bool,
+) -> _Core:
+    r"""EIF estimator for a regression with values ``fit[..., ℓ]`` = μ̂(ℓ) at the judge levels.
+
+    :math:`\hat\theta = n_p^{-1}\sum_\ell w_\ell\hat\mu(\ell) + m^{-1}\sum_{cal}(Y - \hat\mu(\hat
+    Y))`, :math:`w_\ell` the items at level ℓ where μ̂ is averaged (test, or all). Variance: the
+    binary cell plug-in (SPEC §2.2) or
+    :math:`\mathrm{Var}(\hat\mu(\hat Y))/n_p + \mathrm{Var}(Y - \hat\mu(\hat Y_{cal}))/m`, ddof=1.
+    """
+    m = s.m
+    w = s.test_n + s.cal_n if p_hat == "all" else s.test_n
+    n_p = w.sum(-1)
+    rules = _class_rules(s) if binary_y else []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = (w * fit).sum(-1) / n_p
+        resid_sum = (s.cal_sum - s.cal_n * fit).sum(-1)
+        theta = pooled + resid_sum / m
+        extra: dict[str, Any] = {}
+        if binary_variance:
+            p = _at_level(s, w, 1.0) / n_p
+            mu0, mu1 = _at_level(s, fit, 0.0), _at_level(s, fit, 1.0)
+            m0, m1 = _at_level(s, s.cal_n, 0.0), _at_level(s, s.cal_n, 1.0)
+            var = ((mu1 - mu0) ** 2 * p * (1 - p) / n_p
+                   + np.where(m0 > 0, (1 - p) ** 2 * mu0 * (1 - mu0) / m0, 0.0)
+                   + np.where(m1 > 0, p**2 * mu1 * (1 - mu1) / m1, 0.0))
+            extra.update(p=p, mu0=mu0, mu1=mu1)
+        else:
+            var_fit = (w * (fit - pooled[..., None]) ** 2).sum(-1) / (n_p - 1)
+            level_mean = np.where(s.cal_n > 0, s.cal_sum / s.cal_n, 0.0)
+            resid_ss = ((s.cal_ss + s.cal_n * (level_mean - fit) ** 2).sum(-1)
+                        - m * (resid_sum / m) ** 2)
+            var = var_fit / n_p + np.maximum(resid_ss, 0.0) / (m - 1) / m
+    if empty_cell_undefined:
+        rules.append((np.any(~(s.cal_n > 0) & (s.test_n > 0), axis=-1), EMPTY_JUDGE_CELL))
+    if not binary_variance:
+        rules += [(n_p <= 1, FEW_TEST), (m <= 1, FEW_CALIBRATION)]
+    return _Core(theta, var, _reason(*rules), extra)
+
+
+def _mle_core(s: LevelStats) -> tuple[_Core, _Core]:
+    r"""Closed-form MLE of the saturated one-judge misclassification model (binary counts).
+
+    Reparameterised as (p = P(Ŷ=1), μ0, μ1) the likelihood factorises: every item gives
+    :math:`\hat Y ~ \mathrm{Bern}(p)`, every calibration item :math:`Y \mid \hat Y ~
+    \mathrm{Bern}(\mu_{\hat Y})`. So :math:`\hat p` is the judge mean over all N items,
+    :math:`\hat\mu_b` the calibration cell means and :math:`\hat\theta = (1-\hat p)\hat\mu_0 +
+    \hat p\hat\mu_1` — the all-items cell EIF, whose plug-in variance is the delta method on the
+    observed information of (p, μ0, μ1), hence the observed-information variance of θ̂ (the MLE
+    and its observed information are invariant under the reparameterisation at an interior
+    maximum). :math:`\hat q_1 = \hat p\hat\mu_1/\hat\theta`,
+    :math:`\hat q_0 = (1-\hat p)(1-\hat\mu_0)/(1-\hat\theta)`; the expected-information variance
+    is :math:`V_{MLE}(\hat\theta, \hat q_0, \hat q_1, n/m)/N` (:func:`theory.v_mle`, the (θ, θ)
+    entry of :math:`(m I_{cal} + n I_{test})^{-1}`).
+
+    The maximum is interior iff every calibration cell is non-empty and :math:`\hat\mu_1 >
+    \hat\mu_0` (⇔ κ̂ > 0); otherwise the constrained MLE is on the boundary and both cores carry
+    a reason code, as :func:`~bayescal.frequentist.misclassification.fit` raises there.
+    """
+    fit, _ = _cell_fit(s)
+    core = _eif_core(s, fit, p_hat="all", binary_y=True, binary_variance=True,
+                     empty_cell_undefined=False)
+    c = s.binary_counts()
+    p, mu0, mu1 = core.extra["p"], core.extra["mu0"], core.extra["mu1"]
+    theta = core.estimate
+    m, n = s.m, s.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1 = p * mu1 / theta
+        q0 = (1 - p) * (1 - mu0) / (1 - theta)
+        expected = theory.v_mle(theta, q0, q1, n / m) / (m + n)
+    both_cells = (c["N11"] + c["N01"] > 0) & (c["N10"] + c["N00"] > 0)
+    empty = (c["N11"] == 0) | (c["N10"] == 0) | (c["N01"] == 0) | (c["N00"] == 0)
+    reason = _reason(*_class_rules(s), (both_cells & ~(mu1 > mu0), NO_BETTER_THAN_CHANCE),
+                     (empty, MLE_BOUNDARY))
+    extra = {"specificity": q0, "sensitivity": q1}
+    return (_Core(theta, core.variance, reason, extra), _Core(theta, expected, reason, extra))
+
+
+# ============================================================================= vectorised
+def _pack(core: _Core, prob: float, kind: str) -> dict[str, Array]:
+    est, var = core.masked()
+    se = np.sqrt(var)
+    lower, upper = wald_interval(est, se, prob, kind)
+    return {"estimate": est, "variance": var, "se": se, "lower": lower, "upper": upper,
+            "reason": core.reason}
+
+
+def binary_from_counts(
+    counts: Mapping[str, ArrayLike] | ArrayLike,
+    prob: float = 0.9,
+    *,
+    methods: Iterable[str] | None = None,
+) -> dict[str, dict[str, Array]]:
+    r"""Every binary estimator on many data sets at once, from their six counts.
+
+    The same cores as the ``Labels`` functions (same numbers to rounding), broadcast over the
+    leading axes of the counts: use it for simulation grids and repeated random splits.
+
+    Parameters
+    ----------
+    counts : mapping or array
+        :data:`COUNT_NAMES` ``N11, N10, N01, N00`` (calibration, N_ab = #{Y=a, Ŷ=b}) and
+        ``T1, T0`` (test), as a mapping of broadcastable arrays or an array with a last axis
+        of length 6 in that order.
+    prob : float
+        Interval probability; also fixes z inside the smoothed Rogan–Gladen estimate.
+    methods : iterable of str, optional
+        Subset of :data:`BINARY_METHODS` (default all): ``naive``; ``rogan_gladen`` (raw) and
+        ``rogan_gladen_smoothed`` (the R package's); ``ppi``; ``ppi_plus_plus`` (unclipped λ̂);
+        ``eif`` (cell means, p̂ over all N, eq. 19) and ``eif_test`` (p̂ over the test set, the R
+        package's); ``mle`` (observed information, closed form — see :func:`_mle_core`) and
+        ``mle_expected`` (expected information).
+
+    Returns
+    -------
+    dict
+        Per method a dict of arrays of the counts' broadcast shape: ``estimate``, ``variance``,
+        ``se``, ``lower``, ``upper`` (logit-scale Wald at ``prob``) — NaN where undefined — and
+        ``reason`` (int8 codes of :data:`REASONS`; 0 = defined).
+    """
+    if not 0 < prob < 1:
+        raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
+    chosen = BINARY_METHODS if methods is None else tuple(methods)
+    unknown = [m for m in chosen if m not in BINARY_METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {list(BINARY_METHODS)}")
+    s = LevelStats.from_counts(counts)
+    mo = _moments(s)
+    z = float(norm.ppf(0.5 + prob / 2))
+    out: dict[str, dict[str, Array]] = {}
+    mle_cores: tuple[_Core, _Core] | None = None
+    for method in chosen:
+        if method == "naive":
+            core = _naive_core(s, binary=True)
+        elif method in ("rogan_gladen", "rogan_gladen_smoothed"):
+            core = _rogan_gladen_core(s, smoothed=method.endswith("smoothed"), z=z)
+        elif method == "ppi":
+            core = _ppi_core(mo, 1.0, 1)
+        elif method == "ppi_plus_plus":
+            lam = _ppi_lambda(mo, clip=False)
+            core = _ppi_core(mo, lam.estimate, 1)
+            core = _Core(core.estimate, core.variance, _either(lam.reason, core.reason))
+        elif method in ("eif", "eif_test"):
+            core = _eif_core(s, _cell_fit(s)[0], p_hat="all" if method == "eif" else "test",
+                             binary_y=True, binary_variance=True, empty_cell_undefined=True)
+        else:
+            mle_cores = mle_cores or _mle_core(s)
+            core = mle_cores[0] if method == "mle" else mle_cores[1]
+        out[method] = _pack(core, prob, "wald-logit")
+    return out
+
+
+def discrete_from_stats(
+    stats: LevelStats, prob: float = 0.9, *, interval: Literal["wald", "wald-logit"] = "wald"
+) -> dict[str, dict[str, Array]]:
+    r"""Naive, PPI, PPI++ and EIF (cells, linear) on many data sets with a discrete judge.
+
+    Vectorised over the leading axes of ``stats`` (:class:`LevelStats`); the same cores and
+    conventions as :func:`naive`, :func:`ppi`, :func:`ppi_plus_plus` and :func:`eif` with
+    non-binary labels (ddof=1 sample variances, unseen judge levels get the overall calibration
+    mean). Methods (:data:`DISCRETE_METHODS`): ``ppi_plus_plus`` (unclipped λ̂) and
+    ``ppi_plus_plus_clipped`` (λ̂ in [0, 1]); ``eif`` / ``eif_test`` (cell means, p̂ over all N /
+    over the test set); ``eif_linear`` (OLS :math:`a + b\hat y`, b = Ĉov/V̂ar over calibration,
+    b = 0 when the calibration judge labels are constant; μ̂ averaged over all N).
+
+    Returns
+    -------
+    dict
+        As :func:`binary_from_counts`, with ``interval``-kind intervals (plain Wald by default).
+    """
+    if not 0 < prob < 1:
+        raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
+    mo = _moments(stats)
+    out: dict[str, dict[str, Array]] = {"naive": _pack(_naive_core(stats, False), prob, interval),
+                                        "ppi": _pack(_ppi_core(mo, 1.0, 1), prob, interval)}
+    for name, clip in (("ppi_plus_plus", False), ("ppi_plus_plus_clipped", True)):
+        lam = _ppi_lambda(mo, clip=clip)
+        core = _ppi_core(mo, lam.estimate, 1)
+        out[name] = _pack(_Core(core.estimate, core.variance,
+                                _either(lam.reason, core.reason)), prob, interval)
+    cells = _cell_fit(stats)[0]
+    for name, p_hat in (("eif", "all"), ("eif_test", "test")):
+        out[name] = _pack(_eif_core(stats, cells, p_hat=p_hat, binary_y=False,
+                                    binary_variance=False, empty_cell_undefined=False),
+                          prob, interval)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(mo.s_cc > 0, mo.s_yc / mo.s_cc, 0.0)
+    linear = (mo.y_bar - slope * mo.c_bar)[..., None] + slope[..., None] * stats.levels
+    out["eif_linear"] = _pack(_eif_core(stats, linear, p_hat="all", binary_y=False,
+                                        binary_variance=False, empty_cell_undefined=False),
+                              prob, interval)
+    return out
+
+
+# ============================================================================= Labels helpers
 def _is_binary(*arrays: Array) -> bool:
     return all(np.isin(a, (0.0, 1.0)).all() for a in arrays)
 
@@ -104,12 +622,28 @@ def _arrays(lab: Labels) -> tuple[Array, Array, Array]:
     return lab.y_cal, lab.yhat_cal[:, 0], lab.yhat_test[:, 0]
 
 
-def _var(x: Array, what: str, ddof: int = 1) -> float:
-    if len(x) <= ddof:
-        raise EstimatorUndefined(
-            f"the sample variance of {what} needs more than {ddof} value(s), got {len(x)}"
-        )
-    return float(np.var(x, ddof=ddof))
+def _stats(lab: Labels) -> LevelStats:
+    return LevelStats.from_arrays(*_arrays(lab))
+
+
+def _few(what: str, ddof: int, got: int) -> str:
+    return f"the sample variance of {what} needs more than {ddof} value(s), got {got}"
+
+
+def _class_message(code: int, m: int, consequence: str) -> str:
+    value, word = (1, "positive") if code == NO_POSITIVE else (0, "negative")
+    return (f"no {word} human label (Y={value}) in the calibration set (all {m} are "
+            f"Y={1 - value}): {consequence.format(value=value)}. Label more items, or use "
+            "ppi / ppi_plus_plus / naive.")
+
+
+def _raise_if(reason: ArrayLike, messages: Mapping[int, str | Callable[[], str]]) -> None:
+    """Raise :class:`EstimatorUndefined` with the message of a non-zero reason code."""
+    code = int(np.asarray(reason))
+    if code == DEFINED:
+        return
+    msg = messages.get(code, REASONS[code])
+    raise EstimatorUndefined(msg() if callable(msg) else msg)
 
 
 def _result(method: str, lab: Labels, value: float, var: float, info: dict[str, Any]) -> Estimate:
@@ -136,16 +670,6 @@ def _counts(y: Array, yc: Array, yt: Array) -> dict[str, int]:
     }
 
 
-def _require_both_classes(y: Array, consequence: str) -> None:
-    for value, word in ((1, "positive"), (0, "negative")):
-        if not np.any(y == value):
-            raise EstimatorUndefined(
-                f"no {word} human label (Y={value}) in the calibration set (all {len(y)} are "
-                f"Y={1 - value}): {consequence.format(value=value)}. Label more items, or use "
-                "ppi / ppi_plus_plus / naive."
-            )
-
-
 # ----------------------------------------------------------------------------- naive
 def naive(labels: Labels, judge: str | None = None) -> Estimate:
     r"""Naive estimator: the mean judge label on the test set (seed 001 eq. 3).
@@ -168,13 +692,11 @@ def naive(labels: Labels, judge: str | None = None) -> Estimate:
         (ddof=1) over n. The calibration set is not used.
     """
     lab = _one_judge(labels, judge)
-    _, _, yt = _arrays(lab)
-    p = float(yt.mean())
-    if _is_binary(yt):
-        var, rule = p * (1 - p) / lab.n, "p̂(1-p̂)/n"
-    else:
-        var, rule = _var(yt, "the test-set judge labels") / lab.n, "Var(Ŷ_test, ddof=1)/n"
-    return _result("naive", lab, p, var, {"variance": rule})
+    binary = _is_binary(lab.yhat_test[:, 0])
+    core = _naive_core(_stats(lab), binary)
+    _raise_if(core.reason, {FEW_TEST: _few("the test-set judge labels", 1, lab.n)})
+    rule = "p̂(1-p̂)/n" if binary else "Var(Ŷ_test, ddof=1)/n"
+    return _result("naive", lab, float(core.estimate), float(core.variance), {"variance": rule})
 
 
 # ----------------------------------------------------------------------------- Rogan–Gladen
@@ -230,41 +752,36 @@ def rogan_gladen(
     """
     lab = _one_judge(labels, judge)
     lab.require_binary()
-    y, yc, yt = _arrays(lab)
-    _require_both_classes(y, "Rogan–Gladen cannot estimate the judge's error rate on Y={value} "
-                             "items (q̂0 or q̂1 is 0/0)")
-    c = _counts(y, yc, yt)
-    n = lab.n
-    m1, m0 = c["N11"] + c["N10"], c["N01"] + c["N00"]
-    q1, q0, p = c["N11"] / m1, c["N00"] / m0, c["T1"] / n
-    info: dict[str, Any] = {**c, "m0": m0, "m1": m1, "q0_hat": q0, "q1_hat": q1, "p_hat": p,
-                            "kappa_hat": q0 + q1 - 1, "smoothed": smoothed,
-                            "p_hat_source": "test set"}
-    n_eff, m0_eff, m1_eff = float(n), float(m0), float(m1)
+    z = float("nan")
     if smoothed:
         if not 0 < prob < 1:
             raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
         z = float(norm.ppf(0.5 + prob / 2))
-        n_eff, m0_eff, m1_eff = n + z**2, m0 + 2.0, m1 + 2.0
-        p = (n * p + z**2 / 2) / n_eff
-        q0 = (m0 * q0 + 1) / m0_eff
-        q1 = (m1 * q1 + 1) / m1_eff
-        info.update(z=z, prob=prob, p_tilde=p, q0_tilde=q0, q1_tilde=q1)
-    kappa = q0 + q1 - 1
-    if kappa <= 0:
-        sym = "q̃0 + q̃1" if smoothed else "q̂0 + q̂1"
-        raise EstimatorUndefined(
-            f"judge no better than chance on the calibration set: {sym} = {q0 + q1:.4f} <= 1 "
-            f"(specificity {q0:.4f}, sensitivity {q1:.4f}), so the Rogan–Gladen correction "
-            "divides by q0 + q1 - 1 <= 0. Use ppi / ppi_plus_plus / eif, which do not."
-        )
-    raw = (p + q0 - 1) / kappa
-    theta = float(np.clip(raw, 0.0, 1.0))
-    var = (p * (1 - p) / n_eff + (1 - theta) ** 2 * q0 * (1 - q0) / m0_eff
-           + theta**2 * q1 * (1 - q1) / m1_eff) / kappa**2
+    core = _rogan_gladen_core(_stats(lab), smoothed, z)
+    x = {k: float(v) for k, v in core.extra.items()}
+    sym = "q̃0 + q̃1" if smoothed else "q̂0 + q̂1"
+    consequence = ("Rogan–Gladen cannot estimate the judge's error rate on Y={value} items "
+                   "(q̂0 or q̂1 is 0/0)")
+    _raise_if(core.reason, {
+        NO_POSITIVE: _class_message(NO_POSITIVE, lab.m, consequence),
+        NO_NEGATIVE: _class_message(NO_NEGATIVE, lab.m, consequence),
+        NO_BETTER_THAN_CHANCE: lambda: (
+            f"judge no better than chance on the calibration set: {sym} = "
+            f"{x['q0'] + x['q1']:.4f} <= 1 (specificity {x['q0']:.4f}, sensitivity "
+            f"{x['q1']:.4f}), so the Rogan–Gladen correction divides by q0 + q1 - 1 <= 0. Use "
+            "ppi / ppi_plus_plus / eif, which do not."),
+    })
+    theta, raw = float(core.estimate), x["theta_unclipped"]
+    info: dict[str, Any] = {**_counts(*_arrays(lab)), "m0": int(x["m0"]), "m1": int(x["m1"]),
+                            "q0_hat": x["q0_hat"], "q1_hat": x["q1_hat"], "p_hat": x["p_hat"],
+                            "kappa_hat": x["kappa_hat"], "smoothed": smoothed,
+                            "p_hat_source": "test set"}
+    if smoothed:
+        info.update(z=z, prob=prob, p_tilde=x["p_tilde"], q0_tilde=x["q0_tilde"],
+                    q1_tilde=x["q1_tilde"])
     info.update(theta_unclipped=raw, clipped=bool(raw != theta),
                 variance="delta method at the clipped estimate")
-    return _result("rogan_gladen", lab, theta, var, info)
+    return _result("rogan_gladen", lab, theta, float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- PPI
@@ -292,11 +809,12 @@ def ppi(labels: Labels, judge: str | None = None, *, ddof: int = 1) -> Estimate:
         is not clamped to [0, 1].
     """
     lab = _one_judge(labels, judge)
-    y, yc, yt = _arrays(lab)
-    theta = float(yt.mean() - (yc - y).mean())
-    var = (_var(y - yc, "the calibration residuals Y - Ŷ", ddof) / lab.m
-           + _var(yt, "the test-set judge labels", ddof) / lab.n)
-    return _result("ppi", lab, theta, var,
+    core = _ppi_core(_moments(_stats(lab)), 1.0, ddof)
+    _raise_if(core.reason, {
+        FEW_CALIBRATION: _few("the calibration residuals Y - Ŷ", ddof, lab.m),
+        FEW_TEST: _few("the test-set judge labels", ddof, lab.n),
+    })
+    return _result("ppi", lab, float(core.estimate), float(core.variance),
                    {"ddof": ddof, "variance": "Var(Y-Ŷ)_cal/m + Var(Ŷ_test)/n"})
 
 
@@ -346,31 +864,29 @@ def ppi_plus_plus(
         The point estimate is not clamped to [0, 1].
     """
     lab = _one_judge(labels, judge)
-    y, yc, yt = _arrays(lab)
-    m, n = lab.m, lab.n
+    mo = _moments(_stats(lab))
     info: dict[str, Any] = {"lambda_fallback": False, "clip": clip}
     if lam is None:
-        var_cal = _var(yc, "the calibration judge labels")
-        var_test = _var(yt, "the test-set judge labels")
-        cov = float(np.cov(y, yc, ddof=1)[0, 1])
-        denominator = var_cal + (m / n) * var_test
-        if denominator < _LAMBDA_DENOMINATOR_MIN:
-            weight, info["lambda_fallback"] = 1.0, True
-        else:
-            weight = cov / denominator
-        info["lambda_unclipped"] = weight
-        if clip:
-            weight = float(np.clip(weight, 0.0, 1.0))
+        tuned = _ppi_lambda(mo, clip)
+        _raise_if(tuned.reason, {
+            FEW_CALIBRATION: _few("the calibration judge labels", 1, lab.m),
+            FEW_TEST: _few("the test-set judge labels", 1, lab.n),
+        })
+        weight = float(tuned.estimate)
+        info["lambda_fallback"] = bool(tuned.extra["fallback"])
+        info["lambda_unclipped"] = float(tuned.extra["unclipped"])
         info["lambda_rule"] = ("Cov(Y,Ŷ)_cal / (Var(Ŷ_cal) + (m/n) Var(Ŷ_test)), ddof=1"
                                + (", clipped to [0, 1]" if clip else ", unclipped"))
     else:
         weight = float(lam)
         info["lambda_rule"] = "given"
-    theta = float(y.mean() + weight * (yt.mean() - yc.mean()))
-    var = (_var(y - weight * yc, "the calibration residuals Y - λŶ") / m
-           + weight**2 * _var(yt, "the test-set judge labels") / n)
+    core = _ppi_core(mo, weight, 1)
+    _raise_if(core.reason, {
+        FEW_CALIBRATION: _few("the calibration residuals Y - λŶ", 1, lab.m),
+        FEW_TEST: _few("the test-set judge labels", 1, lab.n),
+    })
     info["llm_weight"] = weight
-    return _result("ppi_plus_plus", lab, theta, var, info)
+    return _result("ppi_plus_plus", lab, float(core.estimate), float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- MLE
@@ -462,43 +978,9 @@ def natural_spline_basis(x: Array, knots: Array) -> Array:
     return np.column_stack(columns)
 
 
-def _cell_means(
-    y: Array, yc: Array, yt: Array, binary_judge: bool
-) -> tuple[Callable[[Array], Array], dict[str, Any]]:
-    levels, inverse = np.unique(yc, return_inverse=True)
-    means = np.bincount(inverse, weights=y) / np.bincount(inverse)
-    unseen = np.setdiff1d(np.unique(yt), levels)
-    if binary_judge and unseen.size:
-        level = unseen[0]
-        raise EstimatorUndefined(
-            f"no calibration item has judge label Ŷ={level:g} but {int(np.sum(yt == level))} "
-            f"test items do: the cell mean μ̂({level:g}) = E[Y | Ŷ={level:g}] has no data "
-            "(seed 001 eq. 14). Use regression='linear', ppi or ppi_plus_plus."
-        )
-    fallback = float(y.mean())
-
-    def mu(x: Array) -> Array:
-        pos = np.clip(np.searchsorted(levels, x), 0, len(levels) - 1)
-        hit = levels[pos] == x
-        return np.where(hit, means[pos], fallback)
-
-    info = {"mu_hat": dict(zip(levels.tolist(), means.tolist(), strict=True)),
-            "unseen_levels": unseen.tolist(),
-            "n_fallback": int(np.isin(yt, unseen).sum()),
-            "fallback": "overall calibration mean for judge levels unseen in calibration"}
-    return mu, info
-
-
-def _least_squares(
-    y: Array, design: Callable[[Array], Array], yc: Array
-) -> tuple[Callable[[Array], Array], Array]:
-    coef = np.linalg.lstsq(design(yc), y, rcond=None)[0]
-
-    def mu(x: Array) -> Array:
-        out: Array = design(x) @ coef
-        return out
-
-    return mu, coef
+def _least_squares(y: Array, design: Callable[[Array], Array], yc: Array) -> Array:
+    coef: Array = np.linalg.lstsq(design(yc), y, rcond=None)[0]
+    return coef
 
 
 def eif(
@@ -572,17 +1054,37 @@ def eif(
     lab = _one_judge(labels, judge)
     y, yc, yt = _arrays(lab)
     m, n = lab.m, lab.n
-    big_n = m + n
+    stats = LevelStats.from_arrays(y, yc, yt)
     binary_y, binary_judge = _is_binary(y), _is_binary(yc, yt)
     if binary_y:
-        _require_both_classes(y, "the EIF regression μ̂(Ŷ) is identically {value} and its "
-                                 "plug-in variance is 0, so there is no interval")
-    info: dict[str, Any] = {"regression": regression, "p_hat": p_hat, "pi_hat": m / big_n}
+        consequence = ("the EIF regression μ̂(Ŷ) is identically {value} and its plug-in "
+                       "variance is 0, so there is no interval")
+        _raise_if(_reason(*_class_rules(stats)),
+                  {code: _class_message(code, m, consequence)
+                   for code in (NO_POSITIVE, NO_NEGATIVE)})
+    info: dict[str, Any] = {"regression": regression, "p_hat": p_hat, "pi_hat": m / (m + n)}
+    levels = stats.levels
     if regression == "cells":
-        mu, extra = _cell_means(y, yc, yt, binary_judge)
-        info.update(extra)
+        fit, unseen = _cell_fit(stats)
+        if binary_judge and unseen.any():
+            level = levels[unseen][0]
+            raise EstimatorUndefined(
+                f"no calibration item has judge label Ŷ={level:g} but "
+                f"{int(np.sum(yt == level))} test items do: the cell mean μ̂({level:g}) = "
+                f"E[Y | Ŷ={level:g}] has no data (seed 001 eq. 14). Use regression='linear', "
+                "ppi or ppi_plus_plus."
+            )
+        seen = stats.cal_n > 0
+        info.update(mu_hat=dict(zip(levels[seen].tolist(), fit[seen].tolist(), strict=True)),
+                    unseen_levels=levels[unseen].tolist(),
+                    n_fallback=int(stats.test_n[unseen].sum()),
+                    fallback="overall calibration mean for judge levels unseen in calibration")
     elif regression == "linear":
-        mu, coef = _least_squares(y, lambda x: np.column_stack([np.ones_like(x), x]), yc)
+        def line(x: Array) -> Array:
+            return np.column_stack([np.ones_like(x), x])
+
+        coef = _least_squares(y, line, yc)
+        fit = line(levels) @ coef
         info["coef"] = coef.tolist()
     else:
         n_levels = len(np.unique(yc))
@@ -602,30 +1104,29 @@ def eif(
         def design(x: Array) -> Array:
             return np.column_stack([np.ones_like(x), natural_spline_basis(x, knots)])
 
-        mu, coef = _least_squares(y, design, yc)
+        coef = _least_squares(y, design, yc)
+        fit = design(levels) @ coef
         info.update(df=len(knots) - 1, df_requested=want, knots=knots.tolist(), coef=coef.tolist())
-    mu_cal, mu_test = mu(yc), mu(yt)
-    pooled = np.concatenate([mu_test, mu_cal]) if p_hat == "all" else mu_test
-    n_p = big_n if p_hat == "all" else n
-    residual = y - mu_cal
-    theta = float(pooled.mean() + residual.mean())
-    if binary_y and binary_judge and regression == "cells":
-        judged = np.concatenate([yt, yc]) if p_hat == "all" else yt
-        p = float(judged.mean())
-        mu1 = info["mu_hat"].get(1.0, 0.0)
-        mu0 = info["mu_hat"].get(0.0, 0.0)
-        m1, m0 = int(np.sum(yc == 1)), int(np.sum(yc == 0))
-        var = (mu1 - mu0) ** 2 * p * (1 - p) / n_p
-        if m0:
-            var += (1 - p) ** 2 * mu0 * (1 - mu0) / m0
-        if m1:
-            var += p**2 * mu1 * (1 - mu1) / m1
-        info.update(p_hat_value=p, variance="binary cell plug-in (SPEC §2.2)")
+        if len(knots) - 1 < want:
+            warnings.warn(
+                f"spline EIF fitted with df={len(knots) - 1} instead of {want}: quantile knots "
+                f"coincide with the calibration range [{lo:g}, {hi:g}] because most calibration "
+                "judge labels sit at one end",
+                UserWarning,
+                stacklevel=2,
+            )
+    binary_variance = binary_y and binary_judge and regression == "cells"
+    core = _eif_core(stats, fit, p_hat=p_hat, binary_y=binary_y, binary_variance=binary_variance,
+                     empty_cell_undefined=False)
+    _raise_if(core.reason, {
+        FEW_TEST: _few("the fitted values μ̂(Ŷ)", 1, int(m + n if p_hat == "all" else n)),
+        FEW_CALIBRATION: _few("the calibration residuals Y - μ̂(Ŷ)", 1, m),
+    })
+    if binary_variance:
+        info.update(p_hat_value=float(core.extra["p"]), variance="binary cell plug-in (SPEC §2.2)")
     else:
-        var = (_var(pooled, "the fitted values μ̂(Ŷ)") / n_p
-               + _var(residual, "the calibration residuals Y - μ̂(Ŷ)") / m)
         info["variance"] = "Var(μ̂(Ŷ))/n_p + Var(Y - μ̂(Ŷ_cal))/m, ddof=1"
-    return _result("eif", lab, theta, var, info)
+    return _result("eif", lab, float(core.estimate), float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- all at once
