@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import xarray as xr
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from bayescal.data import Comparisons
+from bayescal.data import Comparisons, DataError, Labels
 
-__all__ = ["judge_discrimination_btl", "judge_discrimination_truth"]
+__all__ = ["judge_discrimination_btl", "judge_discrimination_truth", "misclassification"]
 
 
 def judge_discrimination_truth(
@@ -92,3 +95,139 @@ def judge_discrimination_btl(
     return Comparisons.from_codes(items, judges, judge=k, item_a=i, item_b=j, outcome=y)
 
 
+def _probabilities(name: str, value: ArrayLike) -> np.ndarray:
+    """A scalar or a vector of probabilities in [0, 1], as a 1-d float array."""
+    arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a probability or a sequence of them (one per judge), "
+                         f"got shape {np.shape(value)}")
+    if not np.all((arr >= 0) & (arr <= 1)):
+        raise ValueError(f"{name} must lie in [0, 1], got {arr.tolist()}")
+    return arr
+
+
+def misclassification(
+    n_items: int,
+    *,
+    prevalence: float,
+    specificity: float | Sequence[float],
+    sensitivity: float | Sequence[float],
+    labelled_fraction: float,
+    random_seed: int | None = None,
+    judges: Sequence[str] | None = None,
+) -> tuple[Labels, xr.Dataset]:
+    r"""Simulate seed 001's design: binary human labels, K noisy judges, a random labelled subset.
+
+    For each of the N = ``n_items`` items, independently (seed 001 §2.1, §5.2; SPEC §2.1):
+
+    * the human label :math:`Y \sim \mathrm{Bern}(\theta)`, θ = ``prevalence``;
+    * judge k's label :math:`\hat Y_k \mid Y`: :math:`P(\hat Y_k = 1 \mid Y = 1) = q_{1k}`
+      (``sensitivity``), :math:`P(\hat Y_k = 0 \mid Y = 0) = q_{0k}` (``specificity``), the
+      judges conditionally independent given Y (the multi-judge model of
+      :mod:`bayescal.models.misclassification`; with one judge, exactly the paper's design);
+    * the labelled indicator :math:`R \sim \mathrm{Bern}(f)`, f = ``labelled_fraction``,
+      independent of :math:`(Y, \hat Y)`: missing completely at random, the paper's Bernoulli
+      assignment, so the calibration size m is Binomial(N, f), not fixed.
+
+    Items with R = 1 form the calibration set (Y and every Ŷ_k seen), the others the test set
+    (Ŷ_k only). Any (q0, q1) in [0, 1] is allowed, including judges no better than chance
+    (:math:`q_0 + q_1 \le 1`), which the estimators must then report.
+
+    Parameters
+    ----------
+    n_items : int
+        N, calibration plus test items.
+    prevalence : float
+        θ in [0, 1].
+    specificity, sensitivity : float or sequence of float
+        q0 and q1: one value shared by every judge, or one per judge (equal lengths when both
+        are sequences).
+    labelled_fraction : float
+        f in (0, 1): the probability that an item gets a human label.
+    random_seed : int, optional
+        Seed of :func:`numpy.random.default_rng`; the same seed gives the same draw.
+    judges : sequence of str, optional
+        Judge names. Default ``"judge"`` for one judge, ``"judge_0"``, ``"judge_1"``, ... for
+        several (the defaults of :meth:`Labels.from_arrays`). Their number fixes K when q0 and
+        q1 are scalars.
+
+    Returns
+    -------
+    labels : Labels
+        Calibration set (R = 1) and test set (R = 0).
+    truth : xarray.Dataset
+        ``prevalence`` (scalar), ``specificity`` and ``sensitivity`` (dim ``judge``): the
+        population parameters of the draw, in the names of the models and twins, ready for
+        ``bayescal.compare(..., truth=truth)``. ``prevalence`` is the population θ that every
+        seed-001 estimator targets, not the sample mean of Y over the N drawn items (a
+        different, finite-population target that differs from θ by
+        :math:`O(\sqrt{\theta(1-\theta)/N})`); that sample mean is kept in
+        ``truth.attrs["sample_prevalence"]``, with ``n_items``, ``labelled_fraction``, ``m``
+        and ``n``.
+
+    Raises
+    ------
+    ValueError
+        A probability outside [0, 1], ``labelled_fraction`` outside (0, 1), ``n_items`` < 2,
+        or specificity, sensitivity and judges of different lengths.
+    DataError
+        The draw of R leaves the calibration or the test set empty (from :class:`Labels`; raise
+        ``n_items`` or move ``labelled_fraction`` away from 0 and 1).
+    """
+    if int(n_items) != n_items or n_items < 2:
+        raise ValueError(f"n_items must be an integer of at least 2, got {n_items!r}")
+    n_items = int(n_items)
+    if np.ndim(prevalence) != 0:
+        raise ValueError(f"prevalence must be one probability, got {prevalence!r}")
+    theta = float(_probabilities("prevalence", prevalence)[0])
+    if not 0 < labelled_fraction < 1:
+        raise ValueError(f"labelled_fraction must lie strictly between 0 and 1, "
+                         f"got {labelled_fraction!r}")
+    q0 = _probabilities("specificity", specificity)
+    q1 = _probabilities("sensitivity", sensitivity)
+    sizes = {len(q0), len(q1)} - {1}
+    if judges is not None:
+        sizes.add(len(judges))
+    if len(sizes) > 1:
+        raise ValueError(
+            f"specificity ({len(q0)}), sensitivity ({len(q1)})"
+            + (f" and judges ({len(judges)})" if judges is not None else "")
+            + " give different numbers of judges; pass scalars or sequences of one length"
+        )
+    k = sizes.pop() if sizes else 1
+    q0, q1 = np.broadcast_to(q0, k).copy(), np.broadcast_to(q1, k).copy()
+    names = (tuple(str(j) for j in judges) if judges is not None
+             else ("judge",) if k == 1 else tuple(f"judge_{i}" for i in range(k)))
+    if len(set(names)) != k:
+        raise ValueError(f"judge names must be distinct, got {list(names)}")
+
+    rng = np.random.default_rng(random_seed)
+    y = rng.random(n_items) < theta
+    u = rng.random((n_items, k))
+    yhat = np.where(y[:, None], u < q1, u >= q0).astype(np.float64)
+    labelled = rng.random(n_items) < labelled_fraction
+    try:
+        labels = Labels.from_arrays(y[labelled].astype(np.float64), yhat[labelled],
+                                    yhat[~labelled], judges=names)
+    except DataError as err:
+        raise DataError(
+            f"simulate.misclassification: R ~ Bernoulli({labelled_fraction:g}) over "
+            f"{n_items} items labelled {int(labelled.sum())} of them, so {err}. Raise n_items, "
+            "move labelled_fraction away from 0 and 1, or change random_seed."
+        ) from err
+    truth = xr.Dataset(
+        {
+            "prevalence": ((), theta),
+            "specificity": ("judge", q0),
+            "sensitivity": ("judge", q1),
+        },
+        coords={"judge": list(names)},
+        attrs={
+            "sample_prevalence": float(y.mean()),
+            "n_items": n_items,
+            "labelled_fraction": float(labelled_fraction),
+            "m": labels.m,
+            "n": labels.n,
+        },
+    )
+    return labels, truth
