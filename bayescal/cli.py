@@ -21,8 +21,11 @@ def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int =
     out = pd.DataFrame(index=table.index)
     for m in methods:
         est = table[f"{m}_estimate"]
-        lo, hi = table[f"{m}_lower"], table[f"{m}_upper"]
         text = est.map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+        if f"{m}_lower" not in table:
+            out[m] = text
+            continue
+        lo, hi = table[f"{m}_lower"], table[f"{m}_upper"]
         has = lo.notna() & hi.notna()
         text[has] = [f"{e:.{digits}f} [{a:.{digits}f}, {b:.{digits}f}]"
                      for e, a, b in zip(est[has], lo[has], hi[has], strict=True)]

@@ -8,7 +8,6 @@ truth is known (simulations), whether each interval covers it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ def compare(
     *results: Any,
     prob: float = 0.95,
     truth: xr.Dataset | Mapping[str, float] | pd.Series | None = None,
+    reference: str | None = None,
     **named: Any,
 ) -> pd.DataFrame:
     """Compare intervals from several fits of the same quantities.
@@ -47,6 +47,9 @@ def compare(
         Interval probability, passed to every summary.
     truth : Dataset or mapping, optional
         True values (simulations); adds ``truth`` and ``covers_<method>`` columns.
+    reference : str, optional
+        The method every other interval is compared with (default: the last fit that has
+        intervals, e.g. the MLE in ``compare(post, mle)``).
     **named : DataTree or Estimate
         Fits under a name of your choice, e.g. ``compare(weighted=mle, pooled=mle_u)``.
 
@@ -54,9 +57,10 @@ def compare(
     -------
     DataFrame
         Index ``term``; ``parameter``; per method ``<m>_estimate``, ``<m>_se``, ``<m>_lower``,
-        ``<m>_upper``; per pair of interval methods ``width_ratio_<a>/<b>`` (width of a over
-        width of b) and ``overlap_<a>/<b>`` (length of the intersection over the shorter
-        interval). Terms missing from a method are left empty for that method.
+        ``<m>_upper``; per other interval method ``width_ratio_<m>/<reference>`` (width of m
+        over width of the reference) and ``overlap_<m>/<reference>`` (length of the
+        intersection over the shorter interval). Terms missing from a method are left empty
+        for that method.
     """
     tables: dict[str, pd.DataFrame] = {}
     for res in results:
@@ -81,11 +85,16 @@ def compare(
     with_intervals = []
     for name, table in tables.items():
         t = table.reindex(out.index)
-        for col in ("estimate", "se", "lower", "upper"):
+        has_intervals = bool((table["interval"] != "none").any())
+        # a point estimate (MAP) gets one column, not three empty ones
+        for col in ("estimate", "se", "lower", "upper") if has_intervals else ("estimate",):
             out[f"{name}_{col}"] = t[col].astype(float)
-        if (table["interval"] != "none").any():
+        if has_intervals:
             with_intervals.append(name)
-    for a, b in combinations(with_intervals, 2):
+    if reference is not None and reference not in with_intervals:
+        raise ValueError(f"reference {reference!r} is not a fit with intervals: {with_intervals}")
+    b = reference if reference is not None else (with_intervals[-1] if with_intervals else None)
+    for a in [m for m in with_intervals if m != b]:
         wa = out[f"{a}_upper"] - out[f"{a}_lower"]
         wb = out[f"{b}_upper"] - out[f"{b}_lower"]
         out[f"width_ratio_{a}/{b}"] = wa / wb

@@ -636,6 +636,15 @@ class Labels:
             raise DataError(f"unknown judge {name!r}; judges are {list(self.judges)}")
         return self.yhat_cal[:, k], self.yhat_test[:, k]
 
+    def select(self, judges: Sequence[str]) -> Labels:
+        """The same items with only the named judges' columns, in that order."""
+        unknown = [j for j in judges if j not in self.judges]
+        if unknown or not judges:
+            raise DataError(f"unknown judge(s) {unknown}; judges are {list(self.judges)}")
+        cols = [self.judges.index(j) for j in judges]
+        return Labels(self.y_cal, self.yhat_cal[:, cols], self.yhat_test[:, cols], tuple(judges),
+                      self.cal_index, self.test_index)
+
     def is_binary(self) -> bool:
         """All human and judge labels are 0 or 1."""
         return all(np.isin(a, (0.0, 1.0)).all() for a in (self.y_cal, self.yhat_cal,

@@ -98,3 +98,18 @@ def test_fit_rejects_an_unknown_method():
 def test_summarize_rejects_other_objects():
     with pytest.raises(TypeError, match="cannot summarize"):
         bc.summarize(pd.DataFrame(), 0.9)
+
+
+def test_compare_against_a_reference_and_points_without_intervals():
+    a, b, c = (fake_posterior(0.0, seed=k) for k in (1, 2, 3))
+    point = fake_posterior(0.0, seed=4)
+    point.attrs["bayescal_method"] = "map"
+    point["posterior"] = point["posterior"].to_dataset().isel(chain=[0], draw=[0])
+    table = bc.compare(a=a, b=b, c=c, mode=point, prob=0.9)
+    assert [col for col in table.columns if col.startswith("width_ratio")] == [
+        "width_ratio_a/c", "width_ratio_b/c"]
+    assert "mode_estimate" in table.columns and "mode_lower" not in table.columns
+    table = bc.compare(a=a, b=b, c=c, prob=0.9, reference="a")
+    assert "width_ratio_c/a" in table.columns
+    with pytest.raises(ValueError, match="reference 'mode'"):
+        bc.compare(a=a, mode=point, prob=0.9, reference="mode")

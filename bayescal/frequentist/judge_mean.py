@@ -781,7 +781,8 @@ def rogan_gladen(
                     q1_tilde=x["q1_tilde"])
     info.update(theta_unclipped=raw, clipped=bool(raw != theta),
                 variance="delta method at the clipped estimate")
-    return _result("rogan_gladen", lab, theta, float(core.variance), info)
+    name = "rogan_gladen_smoothed" if smoothed else "rogan_gladen"
+    return _result(name, lab, theta, float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- PPI
@@ -886,7 +887,9 @@ def ppi_plus_plus(
         FEW_TEST: _few("the test-set judge labels", 1, lab.n),
     })
     info["llm_weight"] = weight
-    return _result("ppi_plus_plus", lab, float(core.estimate), float(core.variance), info)
+    # variants get their own method name so that tables and compare() can tell them apart
+    name = "ppi_plus_plus" if lam is not None or not clip else "ppi_plus_plus_clipped"
+    return _result(name, lab, float(core.estimate), float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- MLE
@@ -949,7 +952,8 @@ def mle(
         "full_fit": fit,
         **_counts(*_arrays(lab)),
     }
-    est = _result("mle", lab, theta, float(fit.cov[k, k]), info)
+    name = "mle" if information == "observed" else "mle_expected"
+    est = _result(name, lab, theta, float(fit.cov[k, k]), info)
     return Estimate(method=est.method, params=est.params, cov=est.cov, terms=est.terms,
                     interval=est.interval, loglik=fit.loglik, converged=fit.converged,
                     info=est.info)
@@ -1126,7 +1130,9 @@ def eif(
         info.update(p_hat_value=float(core.extra["p"]), variance="binary cell plug-in (SPEC §2.2)")
     else:
         info["variance"] = "Var(μ̂(Ŷ))/n_p + Var(Y - μ̂(Ŷ_cal))/m, ddof=1"
-    return _result("eif", lab, float(core.estimate), float(core.variance), info)
+    name = "eif" + ("" if regression == "cells" else f"_{regression}") + (
+        "_test" if p_hat == "test" else "")
+    return _result(name, lab, float(core.estimate), float(core.variance), info)
 
 
 # ----------------------------------------------------------------------------- all at once

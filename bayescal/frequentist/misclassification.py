@@ -158,13 +158,14 @@ def patterns(labels: Labels, judges: Sequence[str] | None = None) -> Patterns:
     DataError
         Labels that are not 0/1, or an unknown judge name.
     """
-    labels.require_binary()
     names = tuple(labels.judges) if judges is None else tuple(judges)
     unknown = [j for j in names if j not in labels.judges]
     if unknown or not names:
         raise DataError(f"unknown judge(s) {unknown}; judges are {list(labels.judges)}")
     if len(set(names)) != len(names):
         raise DataError(f"judges {list(names)} name a judge twice")
+    # only the judges used must be binary
+    labels.select(names).require_binary()
     cols = [labels.judges.index(j) for j in names]
     cal = np.column_stack([labels.y_cal, labels.yhat_cal[:, cols]]).astype(np.int8)
     cal_u, cal_c = np.unique(cal, axis=0, return_counts=True)
