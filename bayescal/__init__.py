@@ -11,6 +11,7 @@ from typing import Any
 from bayescal import datasets, simulate
 from bayescal.compare import compare
 from bayescal.data import Comparisons, DataError, Labels
+from bayescal.environment import versions
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.summary import summarize
 
@@ -40,4 +41,5 @@ __all__ = [
     "fit",
     "simulate",
     "summarize",
+    "versions",
 ]

@@ -29,10 +29,8 @@
 
 # %%
 import os
-import sys
 import tempfile
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import matplotlib
@@ -449,18 +447,5 @@ assert rho["judge-aware, 3 LLM judges (MLE)"] <= rho["pooled, 3 LLM judges (MLE)
 # ## Versions
 
 # %%
-packages = ["bayescal", "pymc", "pytensor", "arviz", "nutpie", "numpy", "scipy", "pandas",
-            "xarray", "matplotlib"]
-
-
-def installed(name):
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
-
-
-print("python", sys.version.split()[0])
-for name in packages:
-    print(f"{name:<11}", installed(name))
+print(bc.versions().to_string())
 print(f"notebook ran in {time.perf_counter() - T0:.1f} s")

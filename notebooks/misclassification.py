@@ -33,11 +33,9 @@
 
 # %%
 import os
-import sys
 import tempfile
 import time
 import warnings
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import matplotlib
@@ -919,18 +917,5 @@ print("figure written to", multi_path)
 # ## Versions
 
 # %%
-packages = ["bayescal", "pymc", "pytensor", "arviz", "numpy", "scipy", "pandas", "xarray",
-            "matplotlib"]
-
-
-def installed(name):
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
-
-
-print("python", sys.version.split()[0])
-for name in packages:
-    print(f"{name:<11}", installed(name))
+print(bc.versions().to_string())
 print(f"notebook ran in {time.perf_counter() - T0:.1f} s")
