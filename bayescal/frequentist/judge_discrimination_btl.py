@@ -135,9 +135,7 @@ def _derivatives(
     parts: dict[str, NDArray[np.float64]] = {"p": p, "r": r}
     if not hessian:
         return ll, grad, None, parts
-    g = _design(c, gamma, eta, size, weighted)
-    w = c.n * p * (1 - p)
-    expected = g.T @ (w[:, None] * g)
+    expected = _outer(c, gamma, eta, c.n * p * (1 - p), size, weighted)
     curvature = np.zeros((size, size))
     if weighted:
         # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = η
@@ -147,21 +145,35 @@ def _derivatives(
         curvature[n_items:, :n_items] = curvature[:n_items, n_items:].T
         curvature[n_items:, n_items:] = np.diag(np.bincount(c.k, r * eta, n_judges))
     parts["expected"] = expected
-    parts["design"] = g
+    parts["gamma"], parts["eta"] = gamma, eta
     return ll, grad, curvature - expected, parts
 
 
-def _design(
-    c: _Cells, gamma: NDArray[np.float64], eta: NDArray[np.float64], size: int, weighted: bool
+def _outer(
+    c: _Cells,
+    gamma: NDArray[np.float64],
+    eta: NDArray[np.float64],
+    weight: NDArray[np.float64],
+    size: int,
+    weighted: bool,
 ) -> NDArray[np.float64]:
-    """Rows g_c = ∂η_c/∂(s, log γ)."""
-    g = np.zeros((len(c.n), size))
-    rows = np.arange(len(c.n))
-    g[rows, c.i] = gamma
-    g[rows, c.j] = -gamma
+    """Σ_c weight_c g_c g_cᵀ with g_c = ∂η_c/∂(s, log γ).
+
+    Each g_c has three non-zeros (γ at i, -γ at j, η at log γ_k), so the sum is accumulated
+    entry by entry in O(cells) instead of through a dense cells x parameters design matrix.
+    """
+    wg2 = weight * gamma**2
+    rows = [c.i, c.j, c.i, c.j]
+    cols = [c.i, c.j, c.j, c.i]
+    vals = [wg2, wg2, -wg2, -wg2]
     if weighted:
-        g[rows, c.n_items + c.k] = eta
-    return g
+        kk = c.n_items + c.k
+        wge = weight * gamma * eta
+        rows += [c.i, kk, c.j, kk, kk]
+        cols += [kk, c.i, kk, c.j, kk]
+        vals += [wge, wge, -wge, -wge, weight * eta**2]
+    flat = np.concatenate(rows) * size + np.concatenate(cols)
+    return np.bincount(flat, np.concatenate(vals), size * size).reshape(size, size)
 
 
 def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, NDArray[np.float64]]:
@@ -247,7 +259,9 @@ def _optimize(
                 damping = max(4 * damping, 1e-6)
                 continue
             step = -np.linalg.solve(chol.T, np.linalg.solve(chol, grad))
-            new_value = evaluate(theta + step, hessian=False)[0]
+            with np.errstate(over="ignore", invalid="ignore"):
+                # a trial step may overflow exp(log γ); it is then rejected, not reported
+                new_value = evaluate(theta + step, hessian=False)[0]
             if np.isfinite(new_value) and new_value <= value:
                 break
             damping = max(4 * damping, 1e-6)
@@ -377,11 +391,11 @@ def fit(
         )
     inv = np.linalg.inv(bread)
     if information == "sandwich":
-        _, _gamma, _ = _predictor(s, alpha, c)
         p = parts["p"]
+        # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
         sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
-        g = parts["design"] @ jac
-        meat = g.T @ (sq_resid[:, None] * g)
+        size = c.n_items + (c.n_judges if weighted else 0)
+        meat = jac.T @ _outer(c, parts["gamma"], parts["eta"], sq_resid, size, weighted) @ jac
         cov_free = inv @ meat @ inv
     else:
         cov_free = inv
