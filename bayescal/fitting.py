@@ -56,8 +56,10 @@ def fit(
         Seed; the same seed gives the same draws.
     nuts_sampler : {"nutpie", "pymc", "numpyro", "blackjax"}
         NUTS implementation. nutpie is the default because it was measured faster on the
-        aggregated BTL models (``bench/judge_discrimination_btl.py``); it compiles the model on
-        every call (several seconds), so PyMC's own sampler suits many small fits.
+        aggregated BTL models (``bench/judge_discrimination_btl.py``, 17,820 cells, 4 x 1000
+        draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine);
+        it compiles the model on every call (several seconds), so PyMC's own sampler suits many
+        small fits.
     target_accept : float
         NUTS target acceptance rate.
     progressbar : bool

@@ -293,3 +293,24 @@ def test_wald_quantile_is_exact():
     tab = jdf.fit(data).summary(0.9)
     z = norm.ppf(0.95)
     np.testing.assert_allclose(tab["upper"] - tab["estimate"], z * tab["se"], rtol=1e-12)
+
+
+def test_a_judge_without_signal_gets_a_discrimination_near_zero(truth):
+    """A coin-flipping judge is a result, not an error: its discrimination is small. Its
+    constrained MLE is at γ = 0 whenever its verdicts happen to anti-correlate with the others'
+    ranking; then the twin says so (→ 0) rather than reporting an interval."""
+    df = simulate.judge_discrimination_btl(truth, 6000, random_seed=21, as_frame=True)
+    noise = df[df["judge"] == "judge_00"].copy()
+    noise["judge"] = "coin"
+    noise["outcome"] = np.random.default_rng(22).integers(0, 2, len(noise)).astype(float)
+    data = Comparisons.from_frame(pd.concat([df, noise]))
+    mode = bc.fit(jd.build(data), "map")
+    gamma = mode["posterior"]["discrimination"].sel(judge="coin").item()
+    others = mode["posterior"]["discrimination"].drop_sel(judge="coin").values
+    assert gamma < 0.2 * others.min()
+    try:
+        est = jdf.fit(data)
+    except MLEBoundaryError as err:
+        assert "'coin' → 0" in str(err)
+    else:
+        assert est.params["discrimination"].sel(judge="coin").item() < 0.2 * others.min()
