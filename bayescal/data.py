@@ -580,6 +580,39 @@ class Labels:
         return cls._checked(y.to_numpy(np.float64), hc, ht, tuple(cols), cal.index, test.index)
 
     @classmethod
+    def random_split(
+        cls,
+        df: pd.DataFrame,
+        *,
+        human: str = "human",
+        judge: str | Sequence[str] = "judge",
+        fraction: float,
+        random_seed: int | np.random.Generator | None = None,
+    ) -> Labels:
+        """Labels from a fully human-labelled frame, keeping the human label on a random subset.
+
+        The calibration set is a simple random sample of ``round(fraction * len(df))`` rows
+        (seed 001 §6: 10% calibration, the rest treated as unlabelled); the other rows' human
+        labels are not used.
+
+        Parameters
+        ----------
+        df : DataFrame
+        human, judge : str
+            Columns, as in :meth:`from_frame`.
+        fraction : float
+            Share of rows that keep their human label, in (0, 1).
+        random_seed : int or Generator, optional
+        """
+        if not 0 < fraction < 1:
+            raise DataError(f"fraction must lie strictly between 0 and 1, got {fraction!r}")
+        rng = np.random.default_rng(random_seed)
+        mask = np.zeros(len(df), dtype=bool)
+        mask[rng.choice(len(df), size=round(fraction * len(df)), replace=False)] = True
+        return cls.from_frame(df.assign(_labelled=mask), human=human, judge=judge,
+                              labelled="_labelled")
+
+    @classmethod
     def _checked(
         cls,
         y: NDArray[np.float64],

@@ -25,7 +25,7 @@ from scipy.stats import norm
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
 
-__all__ = ["COLUMNS", "summarize", "term_labels", "wald_interval"]
+__all__ = ["COLUMNS", "check_prob", "summarize", "term_labels", "wald_interval"]
 
 COLUMNS = ["parameter", "method", "estimate", "se", "lower", "upper", "prob", "interval"]
 _SAMPLE_DIMS = ("chain", "draw")
@@ -56,7 +56,7 @@ def wald_interval(
     For ``wald-logit`` the estimate is clamped to [1e-6, 1 - 1e-6] and the standard error is
     carried to the logit scale by the delta method, se / (θ(1 - θ)) (seed 001, §2.3).
     """
-    _check_prob(prob)
+    check_prob(prob)
     est = np.asarray(estimate, dtype=np.float64)
     s = np.asarray(se, dtype=np.float64)
     z = norm.ppf(0.5 + prob / 2)
@@ -69,7 +69,8 @@ def wald_interval(
     raise ValueError(f"unknown interval kind {kind!r}; use 'wald' or 'wald-logit'")
 
 
-def _check_prob(prob: float) -> None:
+def check_prob(prob: float) -> None:
+    """Raise ValueError unless 0 < prob < 1 (an interval probability, not a percentage)."""
     if not 0 < prob < 1:
         raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
 
@@ -135,7 +136,7 @@ def summarize(
     DataFrame
         Index ``term``; columns ``parameter, method, estimate, se, lower, upper, prob, interval``.
     """
-    _check_prob(prob)
+    check_prob(prob)
     if isinstance(result, xr.DataTree):
         return _posterior_table(result, prob, var_names)
     summary: Any = getattr(result, "summary", None)

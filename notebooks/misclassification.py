@@ -261,11 +261,9 @@ print("all five published vignette intervals reproduced to the printed 3 decimal
 # kept on the same split.
 
 # %%
-rng = np.random.default_rng(RANDOM_SEED)
-fresh_cal = np.zeros(len(arena), dtype=bool)
-fresh_cal[rng.choice(len(arena), size=round(LABELLED * len(arena)), replace=False)] = True
-fresh = bc.Labels.from_frame(arena.assign(labelled=fresh_cal), human="human",
-                             judge=ARENA_JUDGES, labelled="labelled")
+fresh = bc.Labels.random_split(arena, human="human", judge=ARENA_JUDGES, fraction=LABELLED,
+                               random_seed=RANDOM_SEED)
+fresh_cal = arena.index.isin(fresh.cal_index)
 print(fresh)
 print("judge quality on the calibration items only:")
 print(judge_quality(arena[fresh_cal], "human", ARENA_JUDGES).round(3).to_string())
@@ -667,11 +665,9 @@ quality_all = judge_quality(answers, "human", TRIVIA_JUDGES)
 print(quality_all.round(3).to_string())
 
 # %%
-rng = np.random.default_rng(RANDOM_SEED)
-trivia_cal = np.zeros(len(answers), dtype=bool)
-trivia_cal[rng.choice(len(answers), size=round(LABELLED * len(answers)), replace=False)] = True
-trivia_labels = bc.Labels.from_frame(answers.assign(labelled=trivia_cal), human="human",
-                                     judge=TRIVIA_JUDGES, labelled="labelled")
+trivia_labels = bc.Labels.random_split(answers, human="human", judge=TRIVIA_JUDGES,
+                                       fraction=LABELLED, random_seed=RANDOM_SEED)
+trivia_cal = answers.index.isin(trivia_labels.cal_index)
 print(trivia_labels)
 
 # %% [markdown]

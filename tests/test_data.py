@@ -216,3 +216,13 @@ def test_labels_require_binary_names_rows():
     assert not lab.is_binary()
     with pytest.raises(DataError, match=r"yhat_test.*rows 1.*\[2\.0\]"):
         lab.require_binary()
+
+
+def test_labels_random_split_keeps_the_requested_share():
+    df = pd.DataFrame({"human": np.arange(50) % 2, "judge": np.arange(50) % 3 == 0})
+    lab = Labels.random_split(df, human="human", judge="judge", fraction=0.2, random_seed=3)
+    assert (lab.m, lab.n) == (10, 40)
+    again = Labels.random_split(df, human="human", judge="judge", fraction=0.2, random_seed=3)
+    assert list(lab.cal_index) == list(again.cal_index)
+    with pytest.raises(DataError, match="fraction"):
+        Labels.random_split(df, fraction=1.5)

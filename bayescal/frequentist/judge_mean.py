@@ -64,7 +64,7 @@ from scipy.stats import norm
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import judge_mean_theory as theory
 from bayescal.frequentist._core import Estimate
-from bayescal.summary import COLUMNS, wald_interval
+from bayescal.summary import COLUMNS, check_prob, wald_interval
 
 __all__ = [
     "BINARY_METHODS",
@@ -487,6 +487,17 @@ def _pack(core: _Core, prob: float, kind: str) -> dict[str, Array]:
             "reason": core.reason}
 
 
+def _chosen(
+    methods: Iterable[str] | None, allowed: tuple[str, ...], prob: float
+) -> tuple[str, ...]:
+    check_prob(prob)
+    chosen = allowed if methods is None else tuple(methods)
+    unknown = [m for m in chosen if m not in allowed]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {list(allowed)}")
+    return chosen
+
+
 def binary_from_counts(
     counts: Mapping[str, ArrayLike] | ArrayLike,
     prob: float = 0.9,
@@ -520,12 +531,7 @@ def binary_from_counts(
         ``se``, ``lower``, ``upper`` (logit-scale Wald at ``prob``) — NaN where undefined — and
         ``reason`` (int8 codes of :data:`REASONS`; 0 = defined).
     """
-    if not 0 < prob < 1:
-        raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
-    chosen = BINARY_METHODS if methods is None else tuple(methods)
-    unknown = [m for m in chosen if m not in BINARY_METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {list(BINARY_METHODS)}")
+    chosen = _chosen(methods, BINARY_METHODS, prob)
     s = LevelStats.from_counts(counts)
     mo = _moments(s)
     z = float(norm.ppf(0.5 + prob / 2))
@@ -570,8 +576,7 @@ def discrete_from_stats(
     dict
         As :func:`binary_from_counts`, with ``interval``-kind intervals (plain Wald by default).
     """
-    if not 0 < prob < 1:
-        raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
+    check_prob(prob)
     mo = _moments(stats)
     out: dict[str, dict[str, Array]] = {"naive": _pack(_naive_core(stats, False), prob, interval),
                                         "ppi": _pack(_ppi_core(mo, 1.0, 1), prob, interval)}
@@ -754,8 +759,7 @@ def rogan_gladen(
     lab.require_binary()
     z = float("nan")
     if smoothed:
-        if not 0 < prob < 1:
-            raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
+        check_prob(prob)
         z = float(norm.ppf(0.5 + prob / 2))
     core = _rogan_gladen_core(_stats(lab), smoothed, z)
     x = {k: float(v) for k, v in core.extra.items()}
@@ -1177,12 +1181,7 @@ def estimate(
         Indexed by method name; the shared summary columns ``parameter, method, estimate, se,
         lower, upper, prob, interval`` plus ``note`` (empty when the method ran normally).
     """
-    if not 0 < prob < 1:
-        raise ValueError(f"prob must lie strictly between 0 and 1, got {prob!r}")
-    chosen = METHODS if methods is None else tuple(methods)
-    unknown = [m for m in chosen if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+    chosen = _chosen(methods, METHODS, prob)
     lab = _one_judge(labels, judge)
     name, _ = target(lab)
     funcs: dict[str, Callable[[Labels], Estimate]] = {
