@@ -82,10 +82,22 @@ def _cells(data: Comparisons, discrimination: bool) -> _Cells:
 
 def _predictor(
     s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    d = s[c.i] - s[c.j]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per cell γ_k and η = γ_k (s_i - s_j)."""
     gamma = np.exp(alpha)[c.k]
-    return d, gamma, gamma * d
+    return gamma, gamma * (s[c.i] - s[c.j])
+
+
+def _unpack(
+    params: Mapping[str, ArrayLike], data: Comparisons
+) -> tuple[NDArray[np.float64], NDArray[np.float64], _Cells, bool]:
+    """(s, log γ, cells, weighted) from user parameters; no ``discrimination`` means γ ≡ 1."""
+    s = np.asarray(params["ability"], dtype=np.float64)
+    weighted = "discrimination" in params
+    c = _cells(data, weighted)
+    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
+             else np.zeros(c.n_judges))
+    return s, alpha, c, weighted
 
 
 def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
@@ -110,12 +122,8 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
         :math:`\\eta_c = \\gamma_k(s_i - s_j)`; equal to the sum of per-verdict Bernoulli
         log-likelihoods (no binomial coefficient), so cells and rows give the same value.
     """
-    s = np.asarray(params["ability"], dtype=np.float64)
-    weighted = "discrimination" in params
-    c = _cells(data, weighted)
-    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
-             else np.zeros(c.n_judges))
-    return _kernel(_predictor(s, alpha, c)[2], c)
+    s, alpha, c, _ = _unpack(params, data)
+    return _kernel(_predictor(s, alpha, c)[1], c)
 
 
 def _derivatives(
@@ -123,7 +131,7 @@ def _derivatives(
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, dict[str, NDArray[np.float64]]]:
     """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ)."""
     n_items, n_judges = c.n_items, c.n_judges
-    _d, gamma, eta = _predictor(s, alpha, c)
+    gamma, eta = _predictor(s, alpha, c)
     p = expit(eta)
     r = c.y - c.n * p
     ll = _kernel(eta, c)
@@ -184,11 +192,7 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, ND
     dict
         ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only).
     """
-    s = np.asarray(params["ability"], dtype=np.float64)
-    weighted = "discrimination" in params
-    c = _cells(data, weighted)
-    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
-             else np.zeros(c.n_judges))
+    s, alpha, c, weighted = _unpack(params, data)
     _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
     out = {"ability": grad[: c.n_items]}
     if weighted:
