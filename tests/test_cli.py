@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
@@ -71,3 +72,98 @@ def test_mean_prints_every_estimator(tmp_path, capsys):
     for method in ("naive", "rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif"):
         assert method in out
     assert "0.5756" in out and "0.6308" in out  # PPI and PPI++ of the published vignette
+
+
+# ---------------------------------------------------------------- issue 6: validate first, one line
+FIT = ["fit", "judge-discrimination-btl"]
+NAMED = ["--item-a", "model_a", "--item-b", "model_b", "--outcome", "winner"]
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("bayescal")
+    return lines[0]
+
+
+@pytest.fixture
+def no_fitting(monkeypatch):
+    """Every fitting entry point fails the test if it is reached."""
+    import bayescal.fitting
+    from bayescal.frequentist import judge_discrimination_btl as twin
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a fit started before the arguments were validated")
+
+    monkeypatch.setattr(bayescal.fitting, "fit", refuse)
+    monkeypatch.setattr(twin, "fit", refuse)
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--prob", "95"], "--prob"),
+        (["--prob", "0"], "--prob"),
+        (["--draws", "0"], "--draws"),
+        (["--chains", "-2"], "--chains"),
+        (["--tune", "1.5"], "--tune"),
+        (["--judge", "rater"], "--judge"),
+        (["--count", "N"], "--count"),
+        (["--order", "Order"], "--order"),
+    ],
+)
+def test_bad_arguments_fail_before_any_fit_naming_the_flag(verdicts_csv, no_fitting, capsys, argv,
+                                                           flag):
+    """Catches `--prob 95` discarding a NUTS run (validation after fitting) and `--judge rater`
+    silently pooling every judge when the column does not exist."""
+    code = main([*FIT, str(verdicts_csv), *NAMED, *argv])
+    assert code == 2
+    line = one_line_error(capsys)
+    assert flag in line and "judge=" not in line
+    if flag in ("--judge", "--count", "--order"):
+        assert "columns are" in line and "'model_a'" in line
+
+
+def test_missing_file_and_column_of_mean_name_the_flag(tmp_path, capsys):
+    assert main([*FIT, str(tmp_path / "nope.csv"), "--method", "mle"]) == 2
+    assert "nope.csv" in one_line_error(capsys)
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"human": [1, None, 0], "llm": [1, 0, 1]}).to_csv(path, index=False)
+    assert main(["mean", str(path), "--human", "human", "--judge", "gpt"]) == 2
+    line = one_line_error(capsys)
+    assert "--judge gpt" in line and "'llm'" in line
+    assert main(["mean", str(path), "--human", "human", "--judge", "llm", "--prob", "90"]) == 2
+    assert "--prob" in one_line_error(capsys)
+
+
+def test_library_errors_are_one_line_naming_the_flag(tmp_path, capsys):
+    """Catches a traceback (or a message naming `outcome=`) for bad data in a file."""
+    path = tmp_path / "soft.csv"
+    pd.DataFrame({"a": ["x", "y", "z"], "b": ["y", "z", "x"], "y": [1.0, 0.3, 0.0]}).to_csv(
+        path, index=False)
+    code = main([*FIT, str(path), "--method", "mle", "--item-a", "a", "--item-b", "b",
+                 "--outcome", "y"])
+    assert code == 2
+    line = one_line_error(capsys)
+    assert "--outcome" in line and "rows 1" in line
+    # an identification error from the fit itself: two disconnected pairs
+    path = tmp_path / "split.csv"
+    pd.DataFrame({"item_a": ["a", "b", "c", "d"], "item_b": ["b", "a", "d", "c"],
+                  "outcome": [1, 1, 1, 1]}).to_csv(path, index=False)
+    assert main([*FIT, str(path), "--method", "mle"]) == 2
+    assert "components" in one_line_error(capsys)
+    assert main([*FIT, str(path), "--method", "mle", "--debug"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_the_command_exits_2_with_one_line(verdicts_csv):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "bayescal.cli", *FIT, str(verdicts_csv), *NAMED,
+                           "--method", "mle", "--judge", "rater"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "--judge rater" in proc.stderr and proc.stdout == ""

@@ -226,3 +226,116 @@ def test_labels_random_split_keeps_the_requested_share():
     assert list(lab.cal_index) == list(again.cal_index)
     with pytest.raises(DataError, match="fraction"):
         Labels.random_split(df, fraction=1.5)
+
+
+# ---------------------------------------------------------------- issue 6: no silent wrong answers
+@pytest.mark.parametrize(
+    ("kwargs", "column"),
+    [({"judge": "rater"}, "rater"), ({"order": "shown_first"}, "shown_first"),
+     ({"count": "N"}, "N"), ({"judge": "judge"}, "judge"), ({"count": "count"}, "count")],
+)
+def test_a_named_column_that_is_absent_is_refused(kwargs, column):
+    """Catches a named judge/order/count column being ignored: judge='rater' on a frame without
+    'rater' pooled every judge into one and count='N' counted rows. Passing the default name
+    explicitly (judge='judge') is a request too: it must exist."""
+    df = frame(who=["p", "q", "p"])
+    with pytest.raises(DataError, match=rf"looked for column '{column}'.*the frame has "
+                                        r"\['item_a', 'item_b', 'outcome', 'who'\]"):
+        Comparisons.from_frame(df, **kwargs)
+    # left at its default, an optional column may be absent (one judge, no order, count 1)
+    data = Comparisons.from_frame(df)
+    assert data.judges == ("judge",) and data.n_rows == 3 and not data.has_order
+
+
+def test_a_header_with_stray_spaces_or_case_gets_a_hint():
+    """Catches a 'judge ' / 'Judge' header being silently ignored (pooling every judge): the
+    default column is absent, but a header equal up to spaces and case is there."""
+    with pytest.raises(DataError, match=r"'judge '.*differs only by surrounding spaces or case"):
+        Comparisons.from_frame(frame().assign(**{"judge ": ["p", "q", "p"]}))
+    with pytest.raises(DataError, match=r"'rater'.*'Rater'.*differs only by"):
+        Comparisons.from_frame(frame().assign(Rater=["p", "q", "p"]), judge="rater")
+    df = pd.DataFrame({"human ": [1, None], "judge": [1, 0]})
+    with pytest.raises(DataError, match=r"'human '.*differs only by surrounding spaces or case"):
+        Labels.from_frame(df)
+
+
+def test_labels_that_differ_by_spaces_or_number_format_are_one_item():
+    """Catches 'gpt-4 ' and 'gpt-4' becoming two items, and an integer item_a column with a
+    float item_b column giving items '1' and '1.0': one item each, said in one warning."""
+    from bayescal.data import LabelNormalizationWarning
+
+    df = pd.DataFrame({"item_a": ["gpt-4 ", "claude", " gpt-4"], "item_b": ["claude", "gpt-4", "x"],
+                       "judge": [" j", "j", "j"], "outcome": [1.0, 0.0, 1.0]})
+    with pytest.warns(LabelNormalizationWarning) as caught:
+        data = Comparisons.from_frame(df)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "'gpt-4 '" in text and "' gpt-4'" in text and "' j'" in text
+    assert "'item_a': 2 labels in 2 rows" in text and "'judge': 1 label in 1 row" in text
+    assert data.items == ("claude", "gpt-4", "x") and data.judges == ("j",)
+    assert issubclass(LabelNormalizationWarning, UserWarning)
+    numeric = pd.DataFrame({"item_a": [1, 2, 3, 2], "item_b": [2.0, 1.5, 1.0, 1.0],
+                            "judge": [7.0, 7.0, 8.0, 7.0], "outcome": [1.0, 0.0, 0.5, 1.0]})
+    with pytest.warns(LabelNormalizationWarning, match=r"2\.0 -> '2'"):
+        data = Comparisons.from_frame(numeric)
+    assert data.items == ("1", "1.5", "2", "3") and data.judges == ("7", "8")
+    cells = data.to_frame().set_index(["judge", "item_i", "item_j"])
+    assert cells.loc[("7", "1", "2"), "count"] == 2  # int 1 vs 2.0 and int 2 vs 1.0: one pair
+
+
+def test_clean_labels_give_no_warning_and_blank_labels_are_refused():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Comparisons.from_frame(frame(judge=["a", "b", "a"]))
+        Comparisons.from_frame(pd.DataFrame({"item_a": [1, 2], "item_b": [2, 3],
+                                             "outcome": [1, 0]}))
+    with pytest.raises(DataError, match=r"'item_b'.*blank.*rows 1"):
+        Comparisons.from_frame(frame(item_b=["y", "  ", "x"]))
+
+
+@pytest.mark.parametrize(
+    ("cols", "match"),
+    [
+        ({"outcome": [1.0, 0.3, 0.0]}, r"'outcome'.*0, 1/2 or 1.*rows 1.*0\.3.*fractional=True"),
+        ({"outcome": ["1", "0.3", "tie"]}, r"'outcome'.*rows 1.*0\.3"),
+        ({"count": [1, 0.3, 2]}, r"'count'.*positive whole number.*rows 1.*0\.3"),
+        ({"count": [1, 2.5, 2]}, r"'count'.*rows 1.*2\.5"),
+        ({"count": [1, 0, 2]}, r"'count'.*rows 1"),
+        ({"count": [1, -2, 2]}, r"'count'.*rows 1"),
+        ({"count": [1, np.inf, 2]}, r"'count'.*rows 1"),
+        ({"count": [1, np.nan, 2]}, r"'count' has missing values in rows 1"),
+    ],
+)
+def test_soft_outcomes_and_fractional_counts_are_refused(cols, match):
+    """Catches outcome=0.3 or count=0.3 being fitted as if they were verdicts: a Bernoulli/
+    binomial likelihood needs outcomes in {0, 1/2, 1} and whole counts."""
+    with pytest.raises(DataError, match=match):
+        Comparisons.from_frame(frame(**cols))
+
+
+def test_fractional_outcomes_and_counts_need_an_explicit_opt_in():
+    df = frame(outcome=[1.0, 0.3, 0.0], count=[1, 0.5, 2])
+    data = Comparisons.from_frame(df, fractional=True)
+    cells = data.to_frame().set_index(["item_i", "item_j"])
+    # row 1 is (y, z) with y preferred with weight 0.3 and half a verdict
+    assert cells.loc[("y", "z"), "count"] == 0.5
+    np.testing.assert_allclose(cells.loc[("y", "z"), "wins"], 0.15)
+    np.testing.assert_allclose(cells.loc[("y", "z"), "wins_sq"], 0.5 * 0.09)
+    for bad in (frame(outcome=[1.0, 1.3, 0.0]), frame(count=[1, 0, 2])):
+        with pytest.raises(DataError, match="rows 1"):
+            Comparisons.from_frame(bad, fractional=True)
+
+
+def test_valid_string_frame_gives_the_same_cells_as_integer_codes():
+    """The fast label coding must give cells identical to the integer-code path."""
+    from bayescal import simulate
+
+    truth = simulate.judge_discrimination_truth(7, 3, random_seed=5)
+    df = simulate.judge_discrimination_btl(truth, 5000, random_seed=6, as_frame=True)
+    direct = simulate.judge_discrimination_btl(truth, 5000, random_seed=6)
+    data = Comparisons.from_frame(df)
+    assert data.items == direct.items and data.judges == direct.judges
+    for f in ("judge", "item_i", "item_j", "order", "count", "wins", "wins_sq"):
+        np.testing.assert_array_equal(getattr(data, f), getattr(direct, f))

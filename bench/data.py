@@ -1,0 +1,80 @@
+"""Benchmark of :meth:`bayescal.Comparisons.from_frame` on a million string rows (issue 7).
+
+Seed 002's in-house size is about a million verdicts on 45 items by 18 judges. This script builds
+tidy frames of that size (fixed seed; building them is not timed) and times ``from_frame`` on:
+
+* ``numeric``: string labels for items and judges, outcome 1.0 / 0.0 (what
+  ``simulate.judge_discrimination_btl(..., as_frame=True)`` returns);
+* ``words``: the same verdicts with the outcome as verdict words (``model_a`` / ``model_b`` /
+  ``tie``, mixed case) and a display-order column, as a Chatbot Arena export has them;
+* ``csv``: the ``numeric`` frame written to CSV and read back with ``pandas.read_csv`` (so the
+  columns have the dtypes a user's file gets).
+
+Each line prints the median of ``--repeat`` calls and its ratio to the 0.3 s target (≤ 1 passes).
+Timings are wall-clock on whatever machine runs this; on a shared 2-core machine expect ±30%.
+
+Run::
+
+    python bench/data.py            # 1,000,000 rows
+    python bench/data.py --quick    # 100,000 rows (smoke run; the target is for 1M rows)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import bayescal as bc
+from bayescal import simulate
+
+TARGET_S = 0.3
+
+
+def frames(n_rows: int, seed: int) -> dict[str, pd.DataFrame]:
+    truth = simulate.judge_discrimination_truth(45, 18, random_seed=seed)
+    numeric = simulate.judge_discrimination_btl(truth, n_rows, random_seed=seed + 1, as_frame=True)
+    rng = np.random.default_rng(seed + 2)
+    words = np.where(numeric["outcome"].to_numpy() == 1.0, "model_a", "Model_B").astype(object)
+    words[rng.random(n_rows) < 0.1] = "tie"
+    worded = numeric.assign(outcome=words, order=rng.choice([-1, 1], n_rows))
+    buffer = io.StringIO()
+    numeric.to_csv(buffer, index=False)
+    buffer.seek(0)
+    return {"numeric": numeric, "words": worded, "csv": pd.read_csv(buffer)}
+
+
+def timed(df: pd.DataFrame, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a normalisation warning here would be a bench bug
+            bc.Comparisons.from_frame(df)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--quick", action="store_true", help="100,000 rows")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=2)
+    args = parser.parse_args()
+    n_rows = 100_000 if args.quick else args.rows
+    print(f"Comparisons.from_frame on {n_rows:,} rows (45 items, 18 judges), "
+          f"median of {args.repeat}; target {TARGET_S} s for 1,000,000 rows")
+    for name, df in frames(n_rows, args.seed).items():
+        seconds = timed(df, args.repeat)
+        dtypes = ", ".join(f"{c}:{t}" for c, t in df.dtypes.items())
+        print(f"  {name:8s} {seconds:6.3f} s  ratio to target {seconds / TARGET_S:5.2f}  ({dtypes})")
+
+
+if __name__ == "__main__":
+    main()
