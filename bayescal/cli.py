@@ -3,17 +3,150 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
+import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 __all__ = ["main"]
 
 _MODELS = ("judge-discrimination-btl",)
+
+
+# ---------------------------------------------------------------- validation before any fit
+# Every subcommand validates its arguments before fitting: value checks run as argparse types,
+# column checks right after the file is read. Options are named like the library arguments they
+# feed (``--item-a`` -> ``item_a``), so a library error about an argument can name the option.
+class _UsageError(Exception):
+    """A command-line mistake: reported as one line with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every parser and subparser: one-line usage errors and a ``--debug`` option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.add_help:  # not on parent parsers built with add_help=False
+            self.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                              help="show the traceback of an error")
+
+    def error(self, message: str) -> Any:
+        raise _UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+
+
+def _flag(argument: str) -> str:
+    """The option that feeds a library argument: ``item_a`` -> ``--item-a``."""
+    return "--" + argument.replace("_", "-")
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"an interval probability strictly between 0 and 1 is needed (e.g. 0.95), got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a positive whole number is needed, got {text!r}")
+    return int(text)
+
+
+def _seed(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"a non-negative whole number is needed, got {text!r}")
+    return int(text)
+
+
+def _existing_file(text: str) -> str:
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
+
+
+def _existing_dir(text: str) -> str:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"no such folder: {text!r}")
+    return text
+
+
+def _read_table(path: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise _UsageError(f"{path}: not a readable CSV file ({err})") from err
+
+
+def _given(args: argparse.Namespace, arguments: Sequence[str]) -> dict[str, Any]:
+    """Library keyword arguments for the options the user typed; the others keep the library's
+    defaults (so an optional column left at its default may be absent)."""
+    return {a: getattr(args, a) for a in arguments if getattr(args, a) is not None}
+
+
+def _check_columns(
+    frame: pd.DataFrame, path: str, reader: Callable[..., Any], given: dict[str, Any],
+    arguments: Sequence[str],
+) -> None:
+    """Refuse, naming the options, any column ``reader`` would need that the file lacks."""
+    from bayescal.data import _column_problems
+
+    params = inspect.signature(reader).parameters
+    named = {a: given.get(a, params[a].default) for a in arguments}
+    problems = _column_problems(frame, named)
+    if not problems:
+        return
+    parts = []
+    for argument, name, near in problems:
+        part = (f"{_flag(argument)} {name}" if argument in given
+                else f"{_flag(argument)} (default {name!r})")
+        if near:
+            part += (f" ({', '.join(map(repr, near))} differs only by surrounding spaces or "
+                     f"case: pass {_flag(argument)} with that name)")
+        parts.append(part)
+    raise _UsageError(f"missing column(s) in {path}: {'; '.join(parts)}; columns are "
+                      f"{list(frame.columns)}")
+
+
+def _check_sampler(args: argparse.Namespace) -> None:
+    import importlib.util
+
+    if args.sampler == "nutpie" and importlib.util.find_spec("nutpie") is None:
+        raise _UsageError("--sampler nutpie: nutpie is not installed; install it or pass "
+                          "--sampler pymc")
+
+
+def _raised_by_bayescal(err: BaseException) -> bool:
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith("bayescal")
+
+
+def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
+    """One line for an error the user can fix (None for a bug, which keeps its traceback)."""
+    from bayescal.data import DataError
+
+    if isinstance(err, _UsageError):
+        return f"bayescal: error: {err}" if not str(err).startswith("bayescal") else str(err)
+    if not (isinstance(err, (DataError, OSError))
+            or (isinstance(err, ValueError) and _raised_by_bayescal(err))):
+        return None
+    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    argument = getattr(err, "argument", None)
+    if argument is not None and args is not None and hasattr(args, argument):
+        value = getattr(args, argument)
+        text = f"{_flag(argument)}{'' if value is None else f' {value}'}: {text}"
+    return f"bayescal: error: {text}"
 
 
 def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int = 3) -> pd.DataFrame:
@@ -74,6 +207,7 @@ def _demo(args: argparse.Namespace) -> int:
     from bayescal.frequentist import judge_discrimination_btl as twin
     from bayescal.models import judge_discrimination_btl as jd
 
+    _check_sampler(args)
     data, truth, source = _demo_data(args.data_dir, args.seed)
     print(f"bayescal {bc.__version__} — judge-discrimination BTL (Xu et al. 2026, seed 002)")
     print(f"data: {source}")
@@ -119,16 +253,20 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count")
+
+
 def _fit(args: argparse.Namespace) -> int:
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
 
-    frame = pd.read_csv(args.file)
-    data = Comparisons.from_frame(
-        frame, item_a=args.item_a, item_b=args.item_b, outcome=args.outcome, judge=args.judge,
-        order=args.order, count=args.count,
-    )
+    if args.method == "nuts":
+        _check_sampler(args)
+    frame = _read_table(args.file)
+    columns = _given(args, _VERDICT_COLUMNS)
+    _check_columns(frame, args.file, Comparisons.from_frame, columns, _VERDICT_COLUMNS)
+    data = Comparisons.from_frame(frame, **columns)
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -161,8 +299,10 @@ def _mean(args: argparse.Namespace) -> int:
     from bayescal.data import Labels
     from bayescal.frequentist import judge_mean
 
-    frame = pd.read_csv(args.file)
-    labels = Labels.from_frame(frame, human=args.human, judge=args.judge, labelled=args.labelled)
+    frame = _read_table(args.file)
+    columns = _given(args, ("human", "judge", "labelled"))
+    _check_columns(frame, args.file, Labels.from_frame, columns, ("human", "judge", "labelled"))
+    labels = Labels.from_frame(frame, **columns)
     table = judge_mean.estimate(labels, prob=args.prob)
     pd.set_option("display.width", 200)
     print(f"{labels}")
@@ -171,63 +311,73 @@ def _mean(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bayescal",
         description="Calibrated LLM-as-a-judge evaluations: Bayesian models and frequentist twins.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def sampling(p: argparse.ArgumentParser, draws: int) -> None:
-        p.add_argument("--draws", type=int, default=draws)
-        p.add_argument("--tune", type=int, default=draws)
-        p.add_argument("--chains", type=int, default=4)
+        p.add_argument("--draws", type=_positive_int, default=draws)
+        p.add_argument("--tune", type=_positive_int, default=draws)
+        p.add_argument("--chains", type=_positive_int, default=4)
         p.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
                        help="NUTS implementation (default nutpie, measured faster)")
-        p.add_argument("--seed", type=int, default=1)
-        p.add_argument("--prob", type=float, default=0.95, help="interval probability")
+        p.add_argument("--seed", type=_seed, default=1)
+        p.add_argument("--prob", type=_probability, default=0.95, help="interval probability")
         p.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
         p.add_argument("--information", default="expected",
                        choices=["expected", "observed", "sandwich"],
                        help="Wald covariance of the MLE (default: expected, the paper's)")
 
     demo = sub.add_parser("demo", help="fit MLE, MAP and NUTS and print the comparison table")
-    demo.add_argument("data_dir", nargs="?", default=None,
+    demo.add_argument("data_dir", nargs="?", default=None, type=_existing_dir,
                       help="folder holding ppr-chatbot-arena/ (default: simulated data)")
     sampling(demo, 1000)
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")
     fit.add_argument("model", choices=_MODELS)
-    fit.add_argument("file", help="CSV with one row per verdict")
+    fit.add_argument("file", type=_existing_file, help="CSV with one row per verdict")
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
     fit.add_argument("--out", default=None, help="folder for summary.csv and posterior.nc")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
-        fit.add_argument(f"--{flag}", default=default, help=f"column name (default {default})")
+        fit.add_argument(f"--{flag}", default=None, help=f"column name (default {default})")
     sampling(fit, 1000)
     fit.set_defaults(func=_fit)
 
     mean = sub.add_parser("mean", help="estimate a mean under a noisy judge (seed 001)")
-    mean.add_argument("file", help="CSV with one row per item")
+    mean.add_argument("file", type=_existing_file, help="CSV with one row per item")
     mean.add_argument("--human", required=True, help="column of human labels")
     mean.add_argument("--judge", required=True, help="column of judge labels")
     mean.add_argument("--labelled", default=None,
                       help="boolean column marking human-labelled rows (default: non-missing)")
-    mean.add_argument("--prob", type=float, default=0.9)
+    mean.add_argument("--prob", type=_probability, default=0.9)
     mean.set_defaults(func=_mean)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bayescal`` command."""
-    args = _parser().parse_args(argv)
-    from bayescal.data import DataError
+    """Entry point of the ``bayescal`` command.
 
+    Arguments are validated before any fit. An error the user can fix (a bad option, a missing
+    file or column, bad data, an estimate the data cannot identify) is one line on stderr
+    naming the option, with exit code 2; ``--debug`` prints the traceback instead.
+    """
+    args = None
     try:
+        args = _parser().parse_args(argv)
         return int(args.func(args))
-    except (DataError, FileNotFoundError) as err:
-        print(f"bayescal: error: {err}", file=sys.stderr)
+    except Exception as err:
+        line = _report(err, args)
+        if line is None:
+            raise
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        else:
+            print(line, file=sys.stderr)
         return 2
 
 
