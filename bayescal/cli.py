@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import sys
 import time
 import traceback
@@ -142,6 +143,9 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
             or (isinstance(err, ValueError) and _raised_by_bayescal(err))):
         return None
     text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    if args is not None:  # the library's "fractional=True" is this command's "--fractional"
+        text = re.sub(r"\b([a-z_]+)=True\b",
+                      lambda m: _flag(m[1]) if hasattr(args, m[1]) else m[0], text)
     argument = getattr(err, "argument", None)
     if argument is not None and args is not None and hasattr(args, argument):
         value = getattr(args, argument)
@@ -266,7 +270,7 @@ def _fit(args: argparse.Namespace) -> int:
     frame = _read_table(args.file)
     columns = _given(args, _VERDICT_COLUMNS)
     _check_columns(frame, args.file, Comparisons.from_frame, columns, _VERDICT_COLUMNS)
-    data = Comparisons.from_frame(frame, **columns)
+    data = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -342,6 +346,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
     fit.add_argument("--out", default=None, help="folder for summary.csv and posterior.nc")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
+    fit.add_argument("--fractional", action="store_true",
+                     help="accept soft outcomes in [0, 1] and fractional counts (weights)")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
         fit.add_argument(f"--{flag}", default=None, help=f"column name (default {default})")

@@ -450,13 +450,19 @@ class Comparisons:
         order: ArrayLike | None = None,
         count: ArrayLike | None = None,
         humans: Sequence[str] = (),
+        fractional: bool = False,
     ) -> Comparisons:
         """Build from integer codes (fast path for simulations; codes index ``items``/``judges``).
+
+        ``fractional`` accepts soft outcomes in [0, 1] and non-integer counts, as in
+        :meth:`from_frame`.
 
         Raises
         ------
         DataError
-            Codes out of range, a self-comparison, or an outcome outside [0, 1].
+            Codes out of range, a self-comparison, an outcome other than 0, 1/2, 1 (outside
+            [0, 1] with ``fractional``), a count that is not a positive whole number, or an
+            order other than -1, 0, +1.
         """
         ia = np.asarray(item_a, dtype=np.int64)
         ib = np.asarray(item_b, dtype=np.int64)
@@ -478,6 +484,18 @@ class Comparisons:
             raise DataError(f"self-comparison at positions {np.flatnonzero(ia == ib)[:5].tolist()}")
         if not np.all((y >= 0) & (y <= 1)):
             raise DataError("outcome must lie in [0, 1]")
+        soft = ~((y == 0.0) | (y == 1.0) | (y == 0.5))
+        if not fractional and soft.any():
+            raise DataError(f"outcome must be 0, 1/2 or 1 (soft outcomes need fractional=True); "
+                            f"positions {np.flatnonzero(soft)[:5].tolist()} are not")
+        bad = ~np.isfinite(n) | (n <= 0) | ((not fractional) & (n != np.floor(n)))
+        if bad.any():
+            raise DataError(f"count must be a positive {'number' if fractional else 'whole number'}"
+                            f"; positions {np.flatnonzero(bad)[:5].tolist()} are not")
+        bad = ~np.isin(o, (-1, 0, 1))
+        if bad.any():
+            raise DataError(f"order must be +1, -1 or 0 (not recorded); positions "
+                            f"{np.flatnonzero(bad)[:5].tolist()} are not")
         return cls._aggregate(
             tuple(items), tuple(judges), k, ia, ib, o, n, y, tuple(humans)
         )

@@ -148,6 +148,7 @@ def test_library_errors_are_one_line_naming_the_flag(tmp_path, capsys):
     assert code == 2
     line = one_line_error(capsys)
     assert "--outcome" in line and "rows 1" in line
+    assert "--fractional" in line and "fractional=True" not in line
     # an identification error from the fit itself: two disconnected pairs
     path = tmp_path / "split.csv"
     pd.DataFrame({"item_a": ["a", "b", "c", "d"], "item_b": ["b", "a", "d", "c"],

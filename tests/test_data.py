@@ -339,3 +339,18 @@ def test_valid_string_frame_gives_the_same_cells_as_integer_codes():
     assert data.items == direct.items and data.judges == direct.judges
     for f in ("judge", "item_i", "item_j", "order", "count", "wins", "wins_sq"):
         np.testing.assert_array_equal(getattr(data, f), getattr(direct, f))
+
+
+def test_from_codes_refuses_soft_outcomes_fractional_counts_and_bad_orders():
+    """Catches the integer fast path accepting outcome 0.3, count 0.5 or an order of 2 (which
+    would also collide with another cell's key)."""
+    base = {"judge": [0, 0], "item_a": [0, 1], "item_b": [1, 2], "outcome": [1.0, 0.0]}
+    for change, match in (({"outcome": [1.0, 0.3]}, r"0, 1/2 or 1.*positions \[1\]"),
+                          ({"count": [1.0, 0.5]}, r"whole number.*positions \[1\]"),
+                          ({"count": [1.0, 0.0]}, r"positions \[1\]"),
+                          ({"order": [1, 2]}, r"order.*positions \[1\]")):
+        with pytest.raises(DataError, match=match):
+            Comparisons.from_codes(["a", "b", "c"], ["j"], **{**base, **change})
+    soft = Comparisons.from_codes(["a", "b", "c"], ["j"], **{**base, "outcome": [1.0, 0.3]},
+                                  count=[1.0, 0.5], fractional=True)
+    np.testing.assert_allclose(soft.wins, [1.0, 0.15])
