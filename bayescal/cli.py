@@ -27,6 +27,10 @@ _MODELS = ("judge-discrimination-btl",)
 class _UsageError(Exception):
     """A command-line mistake: reported as one line with exit code 2."""
 
+    def __init__(self, message: str, prog: str = "bayescal") -> None:
+        super().__init__(message)
+        self.prog = prog
+
 
 class _Parser(argparse.ArgumentParser):
     """Every parser and subparser: one-line usage errors and a ``--debug`` option."""
@@ -38,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
                               help="show the traceback of an error")
 
     def error(self, message: str) -> Any:
-        raise _UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        raise _UsageError(f"{message} (see {self.prog} --help)", self.prog)
 
 
 def _flag(argument: str) -> str:
@@ -138,7 +142,7 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
     from bayescal.data import DataError
 
     if isinstance(err, _UsageError):
-        return f"bayescal: error: {err}" if not str(err).startswith("bayescal") else str(err)
+        return f"{err.prog}: error: {err}"
     if not (isinstance(err, (DataError, OSError))
             or (isinstance(err, ValueError) and _raised_by_bayescal(err))):
         return None
