@@ -300,9 +300,12 @@ class Comparisons:
         humans : sequence of str
             Judge labels that are human raters.
         fractional : bool
-            Accept soft outcomes anywhere in [0, 1] and positive non-integer counts (weights).
-            The likelihood then weights each row by its outcome, and sandwich variances use the
-            per-cell sum of squared outcomes ``wins_sq`` rather than assuming 0/1 verdicts.
+            Accept soft outcomes anywhere in [0, 1] and positive non-integer counts, read as
+            frequency weights (a count of 0.5 is half a verdict). The likelihood is then a
+            quasi-likelihood: each row adds count × outcome to the wins of item_a, and the
+            sandwich variance (``information="sandwich"``) uses the per-cell sum of
+            count × outcome² (``wins_sq``), so soft outcomes get their own spread; the expected
+            and observed informations still assume verdicts.
 
         Returns
         -------
