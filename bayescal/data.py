@@ -140,13 +140,13 @@ def _coded_labels(
         )
     changed = [u for u, (v, lab) in enumerate(zip(raw, labels, strict=True)) if str(v) != lab]
     if not changed:
-        return codes.astype(np.int64), labels, None
+        return codes.astype(np.int64, copy=False), labels, None
     n_rows = int(np.bincount(codes, minlength=len(raw))[changed].sum())
     examples = ", ".join(f"{_shown(raw[u])} -> {labels[u]!r}" for u in changed[:_MAX_LISTED])
     more = f" and {len(changed) - _MAX_LISTED} more" if len(changed) > _MAX_LISTED else ""
     note = (f"column {column!r}: {len(changed)} label{'s' if len(changed) > 1 else ''} in "
             f"{n_rows} row{'s' if n_rows > 1 else ''} ({examples}{more})")
-    return codes.astype(np.int64), labels, note
+    return codes.astype(np.int64, copy=False), labels, note
 
 
 def _recode(
