@@ -8,7 +8,12 @@ import choix
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
+from scipy.linalg import null_space
+from scipy.optimize import minimize
+from scipy.stats import binom, norm
+from statsmodels.genmod.families import Binomial
+from statsmodels.genmod.generalized_linear_model import GLM
+from statsmodels.tools.numdiff import approx_hess3
 
 import bayescal as bc
 from bayescal import simulate
@@ -17,6 +22,7 @@ from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import judge_discrimination_btl as jdf
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import judge_discrimination_btl as jd
+from bayescal.summary import wald_interval
 
 
 def verdicts(rows: list[tuple[str, str, int, int]], judge: str = "judge") -> pd.DataFrame:
@@ -136,6 +142,122 @@ def test_information_types_coincide_on_expected_data(truth):
     np.testing.assert_allclose(fits["sandwich"].cov, fits["expected"].cov, rtol=1e-8, atol=1e-12)
 
 
+@pytest.fixture(scope="module")
+def tied_rows(truth):
+    """1500 simulated verdicts, one in five replaced by a tie: residuals are far from zero and
+    the within-cell variance differs from the Bernoulli one, so the three covariances differ."""
+    df = simulate.judge_discrimination_btl(truth, 1500, random_seed=31, as_frame=True)
+    tie = np.random.default_rng(32).random(len(df)) < 0.2
+    df.loc[tie, "outcome"] = 0.5
+    return df
+
+
+def _row_codes(df, data):
+    items, judges = pd.Index(data.items), pd.Index(data.judges)
+    return (items.get_indexer(df["item_a"]), items.get_indexer(df["item_b"]),
+            judges.get_indexer(df["judge"]), df["outcome"].to_numpy(float))
+
+
+def _reference_covariances(df, data, est):
+    """Covariances of (s, γ) computed without the twin's derivatives: a numerical Hessian of
+    ``loglik`` in a free chart of our own (scipy's null space, not the twin's Helmert basis; the
+    covariance J (JᵀHJ)⁻¹ Jᵀ does not depend on the basis), and the expected information and the
+    per-verdict score outer products summed row by row in a plain loop."""
+    n, m = data.n_items, data.n_judges
+    b_s, b_a = null_space(np.ones((1, n))), null_space(np.ones((1, m)))
+    jac = np.zeros((n + m, n + m - 2))
+    jac[:n, : n - 1], jac[n:, n - 1:] = b_s, b_a
+    s_hat = est.params["ability"].values
+    a_hat = np.log(est.params["discrimination"].values)
+    theta = np.r_[b_s.T @ s_hat, b_a.T @ a_hat]
+
+    def loglik(t):
+        return jdf.loglik({"ability": b_s @ t[: n - 1],
+                           "discrimination": np.exp(b_a @ t[n - 1:])}, data)
+
+    observed = -approx_hess3(theta, loglik)  # information in the free chart
+    expected_raw = np.zeros((n + m, n + m))
+    meat_raw = np.zeros((n + m, n + m))
+    for i, j, k, y in zip(*_row_codes(df, data), strict=True):
+        gamma = np.exp(a_hat[k])
+        d = s_hat[i] - s_hat[j]
+        p = 1 / (1 + np.exp(-gamma * d))
+        g = np.zeros(n + m)  # ∂η/∂(s, log γ) for this verdict
+        g[i], g[j], g[n + k] = gamma, -gamma, gamma * d
+        expected_raw += p * (1 - p) * np.outer(g, g)
+        meat_raw += (y - p) ** 2 * np.outer(g, g)
+    expected = jac.T @ expected_raw @ jac
+    meat = jac.T @ meat_raw @ jac
+    h_inv = np.linalg.inv(observed)
+    free = {"expected": np.linalg.inv(expected), "observed": h_inv,
+            "sandwich": h_inv @ meat @ h_inv}
+    delta = np.r_[np.ones(n), np.exp(a_hat)]  # d γ / d log γ = γ
+    return {kind: jac @ cov @ jac.T * np.outer(delta, delta) for kind, cov in free.items()}
+
+
+def test_covariances_match_an_independent_computation(tied_rows):
+    """Expected, observed and sandwich covariances of the judge-aware twin equal a computation
+    from scratch, on data with ties and non-zero residuals. Catches: standard errors inflated
+    by 20 % (covariance × 1.44), the expected information returned for ``observed`` (or the
+    reverse), a sandwich meat that drops the within-cell variance (uses (y_c − n_c p_c)² per
+    cell instead of Σ_t (y_t − p_c)² over its verdicts), and a wrong delta method for γ."""
+    data = Comparisons.from_frame(tied_rows)
+    fits = {kind: jdf.fit(data, information=kind) for kind in ("expected", "observed",
+                                                                 "sandwich")}
+    ref = _reference_covariances(tied_rows, data, fits["expected"])
+    # the data discriminate: the three references differ by far more than the tolerance
+    for a, b in (("expected", "observed"), ("expected", "sandwich"), ("observed", "sandwich")):
+        assert np.max(np.abs(ref[a] - ref[b]) / np.sqrt(np.outer(np.diag(ref[a]),
+                                                                 np.diag(ref[a])))) > 1e-2
+    # tolerance, relative to the standard errors: the finite-difference Hessian (observed,
+    # sandwich) is good to about 1e-6, the loop for the expected information to rounding
+    for kind, atol in (("expected", 1e-10), ("observed", 2e-5), ("sandwich", 2e-5)):
+        scale = np.sqrt(np.outer(np.diag(ref[kind]), np.diag(ref[kind])))
+        np.testing.assert_allclose(fits[kind].cov / scale, ref[kind] / scale, rtol=0,
+                                   atol=atol, err_msg=kind)
+
+
+def test_mle_matches_an_outside_optimizer(tied_rows):
+    """The twin's MLE maximises ``loglik``: scipy's BFGS from a different start, in a different
+    chart, reaches the same point (a wrong gradient or a stopped Newton would not)."""
+    data = Comparisons.from_frame(tied_rows)
+    est = jdf.fit(data)
+    n, m = data.n_items, data.n_judges
+    b_s, b_a = null_space(np.ones((1, n))), null_space(np.ones((1, m)))
+
+    def negll(t):
+        return -jdf.loglik({"ability": b_s @ t[: n - 1],
+                            "discrimination": np.exp(b_a @ t[n - 1:])}, data) / data.n_rows
+
+    res = minimize(negll, np.full(n + m - 2, 0.1), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(b_s @ res.x[: n - 1], est.params["ability"].values, atol=1e-5)
+    np.testing.assert_allclose(np.exp(b_a @ res.x[n - 1:]), est.params["discrimination"].values,
+                               atol=1e-5)
+
+
+def test_unweighted_covariances_equal_statsmodels_glm(tied_rows):
+    """γ ≡ 1: the twin's estimate and its three covariances equal statsmodels' binomial GLM on
+    the design of item differences in a sum-zero chart (nonrobust for expected and observed,
+    which coincide for a linear predictor; HC0 for the sandwich). Catches a wrong or inflated
+    information and a sandwich without the within-cell variance of tied verdicts."""
+    data = Comparisons.from_frame(tied_rows)
+    ia, ib, _, y = _row_codes(tied_rows, data)
+    n = data.n_items
+    basis = null_space(np.ones((1, n)))
+    design = (np.eye(n)[ia] - np.eye(n)[ib]) @ basis
+    model = GLM(y, design, family=Binomial())
+    ref = {"nonrobust": model.fit(tol=1e-13), "HC0": model.fit(tol=1e-13, cov_type="HC0")}
+    for kind, sm_cov in (("expected", "nonrobust"), ("observed", "nonrobust"),
+                         ("sandwich", "HC0")):
+        est = jdf.fit(data, discrimination=False, information=kind)
+        np.testing.assert_allclose(est.params["ability"].values,
+                                   basis @ ref[sm_cov].params, atol=1e-8)
+        np.testing.assert_allclose(est.cov, basis @ ref[sm_cov].cov_params() @ basis.T,
+                                   rtol=1e-7, err_msg=kind)
+    # the robust and model-based covariances differ here, so each comparison can fail
+    assert not np.allclose(ref["HC0"].cov_params(), ref["nonrobust"].cov_params(), rtol=1e-2)
+
+
 def test_ties_make_the_sandwich_narrower(truth):
     # a tie has within-row variance (1/2 - p)² < p(1 - p): the model-based information
     # overstates the variance of tied verdicts, the sandwich does not
@@ -212,21 +334,52 @@ def test_posterior_tables_and_comparison(posterior, data):
 
 
 # ---------------------------------------------------------------- coverage (theory-derived band)
+COVERAGE_REPS = 1000
+NOMINAL = 0.95
+
+
+def _coverage_band(reps: int = COVERAGE_REPS, alpha: float = 1e-3) -> tuple[int, int]:
+    """Acceptance band for the number of covering intervals out of ``reps`` independent ones:
+    the central 1 - alpha range of Binomial(reps, 0.95)."""
+    return int(binom.ppf(alpha / 2, reps, NOMINAL)), int(binom.isf(alpha / 2, reps, NOMINAL))
+
+
+def test_coverage_band_detects_a_20_percent_standard_error_error():
+    """The band of the coverage test below rejects standard errors 20 % too wide or too narrow.
+
+    A Wald interval built with se × c covers with probability 2Φ(1.96 c) − 1: 0.9813 for
+    c = 1.2 and 0.8831 for c = 0.8. With 1000 replicates the band for a correct interval is
+    [926, 971] (false alarm 0.08 % per term); a count from Binomial(1000, 0.9813) lands above it
+    with probability 0.985, and one from Binomial(1000, 0.8831) lands below it with probability
+    0.99999."""
+    z = norm.ppf(0.5 + NOMINAL / 2)
+    wide, narrow = 2 * norm.cdf(1.2 * z) - 1, 2 * norm.cdf(0.8 * z) - 1
+    assert wide == pytest.approx(0.9813, abs=1e-4) and narrow == pytest.approx(0.8831, abs=1e-4)
+    lo, hi = _coverage_band()
+    assert (lo, hi) == (926, 971)
+    assert binom.sf(hi, COVERAGE_REPS, wide) > 0.98  # power against se × 1.2
+    assert binom.cdf(lo - 1, COVERAGE_REPS, narrow) > 0.999  # power against se × 0.8
+
+
 def test_wald_coverage_inside_binomial_band(truth):
-    """95% Wald intervals cover the truth at the nominal rate. One item and one judge per
-    replicate keep the B outcomes independent, so the count is Binomial(B, 0.95) if the
-    intervals are exact; the band is 0.95 ± 3 sd (a false alarm rate of about 0.3%)."""
-    reps = 300
-    hits = np.zeros((reps, 2), bool)
-    for r in range(reps):
+    """95 % Wald intervals (expected information; γ on the log scale) cover the truth at the
+    nominal rate. Catches standard errors 20 % too wide or too narrow (see the band test above)
+    and a wrong interval formula. One ability and one discrimination per replicate: for each term
+    the count of covering intervals is Binomial(1000, 0.95) when the intervals are exact."""
+    hits = np.zeros((COVERAGE_REPS, 2), bool)
+    true = np.array([truth["ability"].values[0], truth["discrimination"].values[1]])
+    for r in range(COVERAGE_REPS):
         data = simulate.judge_discrimination_btl(truth, 3000, random_seed=1000 + r)
-        tab = jdf.fit(data).summary(0.95)
-        for c, term in enumerate(("ability[model_00]", "discrimination[judge_01]")):
-            true = float(truth["ability"][0] if c == 0 else truth["discrimination"][1])
-            hits[r, c] = tab.loc[term, "lower"] <= true <= tab.loc[term, "upper"]
-    half = 3 * np.sqrt(0.95 * 0.05 / reps)
-    cover = hits.mean(axis=0)
-    assert np.all(np.abs(cover - 0.95) < half), cover
+        est = jdf.fit(data)
+        value = np.array([est.params["ability"].values[0],
+                          est.params["discrimination"].values[1]])
+        se = np.sqrt(np.diag(est.cov))[[0, data.n_items + 1]]
+        for c, name in enumerate(("ability", "discrimination")):
+            lower, upper = wald_interval(value[c], se[c], NOMINAL, est.interval[name])
+            hits[r, c] = lower <= true[c] <= upper
+    lo, hi = _coverage_band()
+    counts = hits.sum(axis=0)
+    assert np.all((lo <= counts) & (counts <= hi)), (counts, (lo, hi))
 
 
 # ---------------------------------------------------------------- what is not identified
