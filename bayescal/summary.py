@@ -78,8 +78,9 @@ def wald_interval(
             raise ValueError(
                 f"a 'wald-log' interval needs a positive estimate, got {est[~(est > 0)].tolist()}"
             )
-        factor = np.exp(z * s / est)
-        return est / factor, est * factor
+        half = z * s / est
+        with np.errstate(over="ignore"):  # an se far above θ gives (0, inf): honest, not an error
+            return est * np.exp(-half), est * np.exp(half)
     raise ValueError(f"unknown interval kind {kind!r}; use 'wald', 'wald-logit' or 'wald-log'")
 
 
