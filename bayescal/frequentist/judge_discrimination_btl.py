@@ -398,8 +398,9 @@ def fit(
     scale : {"log", "natural"}
         Scale of the Wald interval for γ. ``"log"`` (default): interval kind ``wald-log``,
         γ̂·exp(±z·se/γ̂), positive and asymmetric like the likelihood. ``"natural"``:
-        ``wald``, γ̂ ± z·se, the paper's interval (it can cross zero for a near-noise judge). The ``se`` column is
-        the natural-scale standard error either way; abilities are always on the natural scale.
+        ``wald``, γ̂ ± z·se, the paper's interval (it can cross zero for a near-noise judge).
+        The ``se`` column is the natural-scale standard error either way; abilities are always
+        on the natural scale.
 
     Returns
     -------

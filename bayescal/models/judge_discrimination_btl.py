@@ -20,6 +20,7 @@ The likelihood is evaluated on cells with the Bernoulli kernel
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,8 +29,6 @@ import pytensor.tensor as pt
 from numpy.typing import NDArray
 
 from bayescal.data import Comparisons
-import warnings
-
 from bayescal.frequentist._core import zero_sum_basis
 from bayescal.frequentist.judge_discrimination_btl import check_prior_sd
 from bayescal.identify import (
