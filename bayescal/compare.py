@@ -46,7 +46,9 @@ def compare(
     prob : float
         Interval probability, passed to every summary.
     truth : Dataset or mapping, optional
-        True values (simulations); adds ``truth`` and ``covers_<method>`` columns.
+        True values (simulations); adds ``truth`` and ``covers_<method>`` columns. Coverage is
+        a nullable boolean: missing (``pd.NA``) for a term without a true value or without an
+        interval from that method.
     reference : str, optional
         The method every other interval is compared with (default: the last fit that has
         intervals, e.g. the MLE in ``compare(post, mle)``).
@@ -105,5 +107,10 @@ def compare(
         true = truth_series(truth).reindex(out.index)
         out["truth"] = true
         for name in with_intervals:
-            out[f"covers_{name}"] = (out[f"{name}_lower"] <= true) & (true <= out[f"{name}_upper"])
+            lower, upper = out[f"{name}_lower"], out[f"{name}_upper"]
+            # no truth or no interval for a term: coverage is unknown, not False
+            known = true.notna() & lower.notna() & upper.notna()
+            covers = pd.Series(pd.NA, index=out.index, dtype="boolean")
+            covers[known] = (lower[known] <= true[known]) & (true[known] <= upper[known])
+            out[f"covers_{name}"] = covers
     return out

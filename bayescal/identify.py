@@ -27,6 +27,7 @@ __all__ = [
     "IdentificationWarning",
     "check",
     "components",
+    "discrimination_not_identified",
     "require_mle",
     "warn_if_unidentified",
 ]
@@ -207,3 +208,55 @@ def warn_if_unidentified(data: Comparisons) -> Identification:
             stacklevel=3,
         )
     return ident
+
+
+def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
+    r"""Judges whose discrimination :math:`\gamma_k` their own verdicts cannot bound.
+
+    For the judge-discrimination BTL (seed 002) judge k's discrimination enters only through
+    its own cells, so three cases are decided by the data alone, whatever the scores:
+
+    * **no verdicts**: :math:`\gamma_k` does not enter the likelihood;
+    * **only ties**: each tie contributes :math:`\tfrac12\log\sigma(\eta)(1-\sigma(\eta))`,
+      largest at :math:`\gamma_k = 0`;
+    * **one item pair, all verdicts one way** (a single verdict included): the likelihood is
+      monotone in :math:`\gamma_k`, so it runs to 0 or to infinity.
+
+    The MLE of :math:`\gamma_k` then does not exist, and a Bayesian fit takes it from the prior.
+
+    Parameters
+    ----------
+    data : Comparisons
+
+    Returns
+    -------
+    dict
+        Judge label -> the reason, in words (empty when every judge is bounded by its data).
+    """
+    c = data.collapse(order=True)
+    k = c.judge
+    n_judges = data.n_judges
+    count = np.bincount(k, c.count, n_judges)
+    # Σ (y - 1/2)², Σ y², Σ (1 - y)² per judge from the cells' sums of y and y²
+    off_tie = np.bincount(k, c.wins_sq - c.wins + c.count / 4, n_judges)
+    sum_sq = np.bincount(k, c.wins_sq, n_judges)
+    off_win = np.bincount(k, c.count - 2 * c.wins + c.wins_sq, n_judges)
+    pairs = [set(zip(c.item_i[k == m].tolist(), c.item_j[k == m].tolist(), strict=True))
+             for m in range(n_judges)]
+    tol = 1e-9 * np.maximum(count, 1.0)
+    out: dict[str, str] = {}
+    for m, label in enumerate(data.judges):
+        if count[m] <= 0:
+            out[label] = "has no verdicts, so its discrimination does not enter the likelihood"
+        elif off_tie[m] <= tol[m]:
+            out[label] = (f"gave only ties ({count[m]:g}), which the model explains best with "
+                          "discrimination 0 whatever the scores")
+        elif len(pairs[m]) == 1 and min(sum_sq[m], off_win[m]) <= tol[m]:
+            (i, j), = pairs[m]
+            winner, loser = ((data.items[i], data.items[j]) if off_win[m] <= tol[m]
+                             else (data.items[j], data.items[i]))
+            what = ("a single verdict" if count[m] == 1
+                    else f"{count[m]:g} verdicts, all on one pair and all the same way")
+            out[label] = (f"gave {what} ({winner!r} over {loser!r}), so the likelihood is "
+                          "monotone in its discrimination and runs to 0 or to infinity")
+    return out

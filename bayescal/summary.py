@@ -51,10 +51,17 @@ def term_labels(name: str, da: xr.DataArray) -> list[str]:
 def wald_interval(
     estimate: ArrayLike, se: ArrayLike, prob: float, kind: str = "wald"
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Wald interval ``estimate ± z se`` on the natural (``wald``) or logit (``wald-logit``) scale.
+    """Wald interval ``estimate ± z se`` on the natural, logit or log scale.
 
-    For ``wald-logit`` the estimate is clamped to [1e-6, 1 - 1e-6] and the standard error is
-    carried to the logit scale by the delta method, se / (θ(1 - θ)) (seed 001, §2.3).
+    ``se`` is always the standard error on the natural scale.
+
+    * ``wald``: ``estimate ± z se``.
+    * ``wald-logit`` (probabilities): the estimate is clamped to [1e-6, 1 - 1e-6] and the
+      standard error is carried to the logit scale by the delta method, se / (θ(1 - θ))
+      (seed 001, §2.3).
+    * ``wald-log`` (positive parameters such as a discrimination γ): ``exp(log θ ± z se/θ)``,
+      with se(log θ) = se/θ by the delta method. The interval stays positive and always
+      contains θ; a non-positive estimate is refused (it is not on this scale).
     """
     check_prob(prob)
     est = np.asarray(estimate, dtype=np.float64)
@@ -66,7 +73,15 @@ def wald_interval(
         t = np.clip(est, 1e-6, 1 - 1e-6)
         half = z * s / (t * (1 - t))
         return expit(logit(t) - half), expit(logit(t) + half)
-    raise ValueError(f"unknown interval kind {kind!r}; use 'wald' or 'wald-logit'")
+    if kind == "wald-log":
+        if not np.all(est > 0):
+            raise ValueError(
+                f"a 'wald-log' interval needs a positive estimate, got {est[~(est > 0)].tolist()}"
+            )
+        half = z * s / est
+        with np.errstate(over="ignore"):  # an se far above θ gives (0, inf): honest, not an error
+            return est * np.exp(-half), est * np.exp(half)
+    raise ValueError(f"unknown interval kind {kind!r}; use 'wald', 'wald-logit' or 'wald-log'")
 
 
 def check_prob(prob: float) -> None:

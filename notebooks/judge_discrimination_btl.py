@@ -106,6 +106,8 @@ assert ident.connected and ident.mle_exists
 # `jd_f.fit` maximises the likelihood in free zero-sum coordinates with a Newton-type optimizer
 # (`mle.info` names it and reports the final gradient).
 # The default covariance is the inverse **expected** information, the paper's convention.
+# Discrimination intervals are formed on the log scale (`interval = "wald-log"`), so they stay
+# positive; `jd_f.fit(data, scale="natural")` gives the paper's symmetric interval.
 
 # %%
 mle = jd_f.fit(data)
@@ -208,8 +210,8 @@ if CHAINS > 1:  # R-hat needs several chains (it is NaN, and reported as failed,
 # ## Leaderboard: posterior beside Wald
 #
 # `bc.compare` puts the posterior (95% equal-tailed interval) and the MLE (95% Wald, expected
-# information) side by side, with the width ratio and the overlap of the two intervals. Models are
-# sorted by posterior mean ability.
+# information; discriminations on the log scale, `interval = "wald-log"`) side by side, with the
+# width ratio and the overlap of the two intervals. Models are sorted by posterior mean ability.
 
 # %%
 table = bc.compare(post, mle, prob=PROB)

@@ -9,6 +9,7 @@ import xarray as xr
 from scipy.stats import norm
 
 import bayescal as bc
+from bayescal.frequentist import Estimate
 from bayescal.summary import COLUMNS, term_labels, wald_interval
 
 
@@ -77,6 +78,47 @@ def test_wald_intervals():
     assert 0 < lo < 0.3 < hi < 1
     with pytest.raises(ValueError, match="unknown interval"):
         wald_interval(0.3, 0.05, 0.9, "profile")
+
+
+def test_wald_log_interval_for_positive_parameters():
+    """exp(log θ ± z se/θ): positive even when θ ± z se is not, symmetric on the log scale.
+    Catches a log interval built with se instead of se/θ (the delta method)."""
+    lo, hi = wald_interval(5.08, 54.1, 0.95, "wald-log")  # the issue's γ = 5.08 [−100.9, 111.0]
+    half = norm.ppf(0.975) * 54.1 / 5.08
+    assert np.log(hi) - np.log(5.08) == pytest.approx(half)
+    assert np.log(5.08) - np.log(lo) == pytest.approx(half)
+    assert 0 < lo < 5.08 < hi
+    with pytest.raises(ValueError, match="positive estimate"):
+        wald_interval([1.0, 0.0], [0.1, 0.1], 0.9, "wald-log")
+
+
+@pytest.mark.parametrize("kind", ["wald", "wald-log", "wald-logit"])
+def test_an_interval_never_excludes_its_estimate(kind):
+    """Every interval kind contains its estimate, for standard errors from tiny to huge."""
+    rng = np.random.default_rng(7)
+    est = rng.uniform(0.001, 0.999, 500)  # inside the support of every kind
+    se = np.exp(rng.uniform(-12, 6, 500))
+    lo, hi = wald_interval(est, se, 0.95, kind)
+    assert np.all((lo <= est) & (est <= hi))
+
+
+def test_compare_coverage_is_missing_where_there_is_no_truth_or_no_interval():
+    """A term without a true value, or without an interval from a method, has unknown coverage
+    (pd.NA), not False: a coverage rate averaged over such rows would be biased low."""
+    est = Estimate(
+        method="mle",
+        params=xr.Dataset({"ability": ("item", [0.0, 1.0]), "spread": 2.0},
+                          coords={"item": ["a", "b"]}),
+        cov=np.diag([0.04, 0.04, 0.25]),
+        terms=("ability[a]", "ability[b]", "spread"),
+        interval={"ability": "wald", "spread": "none"},
+    )
+    table = bc.compare(est, prob=0.9, truth={"ability[a]": 0.1, "spread": 2.0})
+    covers = table["covers_mle"]
+    assert str(covers.dtype) == "boolean"
+    assert bool(covers["ability[a]"]) is True
+    assert covers.isna().tolist() == [False, True, True]
+    assert covers.mean() == 1.0  # only the known row counts
 
 
 def test_term_labels_for_two_dimensional_parameters():

@@ -54,7 +54,8 @@ class Estimate:
     terms : tuple of str
         ArviZ-style labels of the covariance rows.
     interval : dict
-        Interval kind per parameter: ``wald``, ``wald-logit`` or ``none``.
+        Interval kind per parameter: ``wald``, ``wald-logit`` (probabilities), ``wald-log``
+        (positive parameters) or ``none``; see :func:`bayescal.summary.wald_interval`.
     loglik : float
         Log-likelihood at the estimate (NaN when the method has none).
     converged : bool

@@ -11,7 +11,11 @@ Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u
 analytic gradient and Hessian, damped (Levenberg–Marquardt) where the Hessian is not definite.
 
 Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gamma)` by
-:math:`J I^{-1} J^\top`, and to :math:`\gamma` by the delta method (SPEC §3.3):
+:math:`J I^{-1} J^\top`, and to :math:`\gamma` by the delta method (SPEC §3.3). The interval
+for :math:`\gamma_k` is formed on the log scale by default (``wald-log``:
+:math:`\hat\gamma_k \exp(\pm z\,\mathrm{se}/\hat\gamma_k)`, always positive);
+``scale="natural"`` gives the paper's :math:`\hat\gamma_k \pm z\,\mathrm{se}`. The
+covariance options are
 
 * ``expected`` (default; the paper's convention): :math:`I = \sum_c n_c p_c(1-p_c) g_c g_c^\top`;
 * ``observed``: minus the Hessian of the log-likelihood;
@@ -19,15 +23,20 @@ Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gam
   \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification.
 
 No interior MLE: the twin refuses (:class:`~bayescal.identify.IdentificationError`) when the
-comparison graph is disconnected or an item never loses / never wins (Zermelo), and raises
-:class:`MLEBoundaryError` when a judge's discrimination runs to 0 or to infinity; the MAP and
-NUTS fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the prior.
+comparison graph is disconnected, an item never loses / never wins (Zermelo), or a judge's own
+verdicts cannot bound its discrimination (no verdicts, only ties, one pair decided one way:
+:func:`bayescal.identify.discrimination_not_identified`), and raises :class:`MLEBoundaryError`
+when a judge's discrimination runs to 0 or to infinity at the fitted scores; the MAP and NUTS
+fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the prior.
 
 See ``models/judge_discrimination_btl.md``.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -39,12 +48,18 @@ from scipy.special import expit, log_expit
 
 from bayescal.data import Comparisons
 from bayescal.frequentist._core import Estimate, MLEBoundaryError, zero_sum_basis
-from bayescal.identify import IdentificationError, require_mle
+from bayescal.identify import (
+    IdentificationError,
+    IdentificationWarning,
+    discrimination_not_identified,
+    require_mle,
+)
 from bayescal.summary import term_labels
 
-__all__ = ["MLEBoundaryError", "fit", "gradient", "loglik"]
+__all__ = ["MLEBoundaryError", "check_prior_sd", "fit", "gradient", "loglik"]
 
 Information = Literal["expected", "observed", "sandwich"]
+Scale = Literal["log", "natural"]
 
 # A judge whose log discrimination leaves this band around the geometric mean (a factor of
 # e^8 ≈ 3000) is at the boundary in practice: real judges span e^-3.1 .. e^1.3 in seed 002.
@@ -212,6 +227,18 @@ def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
     return jac
 
 
+def check_prior_sd(name: str, sd: object) -> None:
+    """Raise ValueError unless ``sd`` is None (flat) or a finite positive number."""
+    if sd is None:
+        return
+    if (not isinstance(sd, numbers.Real) or isinstance(sd, bool)
+            or not math.isfinite(float(sd)) or float(sd) <= 0):
+        raise ValueError(
+            f"{name} must be a finite positive number (a prior standard deviation) or None "
+            f"for a flat prior, got {sd!r}"
+        )
+
+
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
     """Diagonal prior precision in the raw coordinates (zero where a prior is flat or absent)."""
     prec = np.zeros(c.n_items + (c.n_judges if weighted else 0))
@@ -321,12 +348,36 @@ def _check_boundary(
         )
 
 
+def _require_bounded_judges(data: Comparisons, penalized: bool) -> None:
+    """Refuse (MLE) or warn (penalized) for judges whose own verdicts cannot bound γ_k."""
+    unbounded = discrimination_not_identified(data)
+    if not unbounded:
+        return
+    reasons = "; ".join(f"judge {k!r} {why}" for k, why in unbounded.items())
+    if penalized:
+        warnings.warn(
+            f"{reasons}. The discrimination of "
+            f"{'these judges' if len(unbounded) > 1 else 'this judge'} is set by the prior alone.",
+            IdentificationWarning,
+            stacklevel=3,
+        )
+        return
+    raise IdentificationError(
+        f"the judge-aware MLE does not exist: a discrimination is not identified from the "
+        f"judge's own data ({reasons}). Fit without "
+        f"{'these judges' if len(unbounded) > 1 else 'this judge'} (Comparisons.subset), use the "
+        "MAP or NUTS fit (the prior on log discrimination then sets it), or fit the unweighted "
+        "model (discrimination=False)."
+    )
+
+
 def fit(
     data: Comparisons,
     *,
     discrimination: bool = True,
     information: Information = "expected",
     penalty: PriorsLike | None = None,
+    scale: Scale = "log",
 ) -> Estimate:
     """Maximum-likelihood fit of the judge-discrimination BTL with Wald covariance.
 
@@ -344,6 +395,12 @@ def fit(
         coordinates); the optimum is then the MAP of
         :func:`bayescal.models.judge_discrimination_btl.build` with those priors, and the
         covariance includes the prior precision. ``None`` gives the MLE.
+    scale : {"log", "natural"}
+        Scale of the Wald interval for γ. ``"log"`` (default): interval kind ``wald-log``,
+        γ̂·exp(±z·se/γ̂), positive and asymmetric like the likelihood. ``"natural"``:
+        ``wald``, γ̂ ± z·se, the paper's interval (it can cross zero for a near-noise judge).
+        The ``se`` column is the natural-scale standard error either way; abilities are always
+        on the natural scale.
 
     Returns
     -------
@@ -354,8 +411,10 @@ def fit(
     Raises
     ------
     IdentificationError
-        Disconnected comparison graph, or an item that never loses / never wins (with no
-        penalty on ``ability``).
+        Disconnected comparison graph, an item that never loses / never wins (with no
+        penalty on ``ability``), or a judge whose own verdicts cannot bound its
+        discrimination (no verdicts, only ties, one pair decided one way; with no penalty on
+        ``discrimination``, else an ``IdentificationWarning``).
     MLEBoundaryError
         A judge's discrimination runs to 0 or to infinity.
     """
@@ -363,9 +422,19 @@ def fit(
         raise ValueError(
             f"information must be 'expected', 'observed' or 'sandwich', got {information!r}"
         )
+    if scale not in ("log", "natural"):
+        raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
+    if penalty is not None:
+        # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
+        check_prior_sd("ability_sd", penalty.ability_sd)
+        check_prior_sd("discrimination_sd", penalty.discrimination_sd)
     weighted = discrimination and data.n_judges > 1
     if penalty is None or penalty.ability_sd is None:
         require_mle(data)
+    if weighted:
+        _require_bounded_judges(
+            data, penalized=penalty is not None and penalty.discrimination_sd is not None
+        )
     c = _cells(data, weighted)
     jac = _chart(c, weighted)
     prec = _precision(c, weighted, penalty)
@@ -404,7 +473,7 @@ def fit(
     else:
         cov_free = inv
     cov_raw = jac @ cov_free @ jac.T
-    return _estimate(data, s, alpha, cov_raw, weighted, ll, information, penalty, info)
+    return _estimate(data, s, alpha, cov_raw, weighted, ll, information, penalty, info, scale)
 
 
 def _estimate(
@@ -417,6 +486,7 @@ def _estimate(
     information: str,
     penalty: PriorsLike | None,
     info: dict[str, object],
+    scale: Scale,
 ) -> Estimate:
     params = {"ability": xr.DataArray(s, dims="item", coords={"item": list(data.items)})}
     n = data.n_items
@@ -426,8 +496,8 @@ def _estimate(
             gamma, dims="judge", coords={"judge": list(data.judges)}
         )
         # delta method: d γ / d log γ = γ
-        scale = np.concatenate([np.ones(n), gamma])
-        cov = cov_raw * np.outer(scale, scale)
+        dgamma = np.concatenate([np.ones(n), gamma])
+        cov = cov_raw * np.outer(dgamma, dgamma)
     else:
         cov = cov_raw
     ds = xr.Dataset(params)
@@ -439,9 +509,11 @@ def _estimate(
         params=ds,
         cov=cov,
         terms=terms,
-        interval={name: "wald" for name in ds.data_vars},
+        # γ > 0: by default its interval is formed on the log scale, where it cannot cross 0
+        interval={name: "wald-log" if name == "discrimination" and scale == "log" else "wald"
+                  for name in ds.data_vars},
         loglik=ll,
         converged=True,
-        info={**info, "information": information, "discrimination": weighted,
+        info={**info, "information": information, "discrimination": weighted, "scale": scale,
               "n_verdicts": float(data.n_rows)},
     )

@@ -20,6 +20,7 @@ The likelihood is evaluated on cells with the Bernoulli kernel
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,12 @@ from numpy.typing import NDArray
 
 from bayescal.data import Comparisons
 from bayescal.frequentist._core import zero_sum_basis
-from bayescal.identify import warn_if_unidentified
+from bayescal.frequentist.judge_discrimination_btl import check_prior_sd
+from bayescal.identify import (
+    IdentificationWarning,
+    discrimination_not_identified,
+    warn_if_unidentified,
+)
 
 __all__ = ["Priors", "build"]
 
@@ -51,6 +57,11 @@ class Priors:
 
     ability_sd: float | None = 2.0
     discrimination_sd: float | None = 1.0
+
+    def __post_init__(self) -> None:
+        # checked here, not inside PyMC or by the twin (which squares the sd)
+        check_prior_sd("ability_sd", self.ability_sd)
+        check_prior_sd("discrimination_sd", self.discrimination_sd)
 
     @classmethod
     def flat(cls) -> Priors:
@@ -85,6 +96,27 @@ def _draw_wins(
     return rng.binomial(np.asarray(count).astype(np.int64), p, size=size).astype(np.float64)
 
 
+def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
+    unbounded = discrimination_not_identified(data)
+    if not unbounded:
+        return
+    consequence = (
+        "the prior on log discrimination alone sets it (all of its posterior for a judge "
+        "without verdicts, its tail toward 0 or infinity otherwise)"
+        if priors.discrimination_sd is not None
+        else "with the flat prior (discrimination_sd=None) the posterior is improper; give "
+        "discrimination_sd a value"
+    )
+    reasons = "; ".join(f"judge {k!r} {why}" for k, why in unbounded.items())
+    warnings.warn(
+        f"a discrimination is not identified from the judge's own data ({reasons}): "
+        f"{consequence}. Refit without such judges (Comparisons.subset) to see how much they "
+        "matter.",
+        IdentificationWarning,
+        stacklevel=3,
+    )
+
+
 def build(
     data: Comparisons, priors: Priors | None = None, *, discrimination: bool = True
 ) -> pm.Model:
@@ -110,11 +142,18 @@ def build(
     -----
     IdentificationWarning
         A disconnected comparison graph or a non-existent MLE: the prior then bounds the
-        scores that the data leave free.
+        scores that the data leave free. Also, naming the judge, when a judge's discrimination
+        is set by the prior alone: no verdicts, only ties, or verdicts on one pair all the same
+        way (a single verdict included); see
+        :func:`bayescal.identify.discrimination_not_identified`.
     """
     priors = priors if priors is not None else Priors()
+    if not isinstance(priors, Priors):
+        raise TypeError(f"priors must be a judge_discrimination_btl.Priors, got {priors!r}")
     weighted = discrimination and data.n_judges > 1
     warn_if_unidentified(data)
+    if weighted:
+        _warn_prior_only_judges(data, priors)
     cells = data.collapse(order=True, judges=not weighted)
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": np.arange(cells.n_cells)}
