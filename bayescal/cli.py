@@ -310,12 +310,23 @@ def _mean(args: argparse.Namespace) -> int:
     frame = _read_table(args.file)
     columns = _given(args, ("human", "judge", "labelled"))
     _check_columns(frame, args.file, Labels.from_frame, columns, ("human", "judge", "labelled"))
-    labels = Labels.from_frame(frame, **columns)
+    labels = Labels.from_frame(frame, **columns,
+                               positive=_positive_value(frame, args.human, args.positive))
     table = judge_mean.estimate(labels, prob=args.prob)
     pd.set_option("display.width", 200)
     print(f"{labels}")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     return 0
+
+
+def _positive_value(frame: pd.DataFrame, human: str, positive: str | None) -> object:
+    """``--positive`` as the human column's type: a number for a numeric column."""
+    if positive is None or human not in frame or not pd.api.types.is_numeric_dtype(frame[human]):
+        return positive
+    try:
+        return float(positive)
+    except ValueError:
+        return positive
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -365,6 +376,10 @@ def _parser() -> argparse.ArgumentParser:
     mean.add_argument("--labelled", default=None,
                       help="boolean column marking human-labelled rows (default: non-missing)")
     mean.add_argument("--prob", type=_probability, default=0.9)
+    mean.add_argument("--positive", default=None,
+                      help="human label value meaning Y = 1, for a binary label not coded 0/1 "
+                      "(e.g. 2 for 1/2 codes, yes for yes/no); judge columns in the same coding "
+                      "are mapped too")
     mean.set_defaults(func=_mean)
     return parser
 

@@ -730,6 +730,7 @@ class Labels:
         yhat_test: ArrayLike,
         *,
         judges: Sequence[str] | None = None,
+        positive: object | None = None,
     ) -> Labels:
         """Labels from arrays.
 
@@ -743,6 +744,9 @@ class Labels:
             Judge labels of the test items.
         judges : sequence of str, optional
             Judge names (default ``judge``, or ``judge_0..`` for several).
+        positive : optional
+            For a binary human label not coded 0/1 (1/2, ±1, "yes"/"no"): the value meaning
+            Y = 1; see :func:`positive_coding`.
 
         Raises
         ------
@@ -750,6 +754,9 @@ class Labels:
             Missing values, length mismatch, an empty calibration or test set, or a judge
             count that differs between the two sets.
         """
+        if positive is not None:
+            y_cal, yhat_cal, yhat_test = _arrays_with_positive(y_cal, yhat_cal, yhat_test,
+                                                               positive)
         y = np.asarray(y_cal, dtype=np.float64)
         if y.ndim != 1:
             raise DataError(f"y_cal must be a vector, got shape {y.shape}")
@@ -777,6 +784,7 @@ class Labels:
         human: str = "human",
         judge: str | Sequence[str] = "judge",
         labelled: str | None = None,
+        positive: object | None = None,
     ) -> Labels:
         """Labels from a frame with one row per item.
 
@@ -790,6 +798,9 @@ class Labels:
         labelled : str, optional
             Boolean column marking the calibration rows. Default: rows whose human label is
             present.
+        positive : optional
+            For a binary human label not coded 0/1 (1/2, ±1, "yes"/"no"): the value meaning
+            Y = 1; see :func:`positive_coding`.
 
         Raises
         ------
@@ -814,6 +825,8 @@ class Labels:
             mask = mask_raw.astype(bool).to_numpy()
         else:
             mask = df[human].notna().to_numpy(bool)
+        if positive is not None:
+            df = _frame_with_positive(df, human, cols, mask, positive)
         cal, test = df[mask], df[~mask]
         y = pd.to_numeric(cal[human], errors="coerce")
         bad = y.isna().to_numpy(bool)
@@ -947,3 +960,81 @@ class Labels:
     def __repr__(self) -> str:
         return (f"Labels(m={self.m} calibration, n={self.n} test items; "
                 f"judges={list(self.judges)})")
+
+
+# ---------------------------------------------------------------------- positive= (seed 001)
+def positive_coding(
+    human: ArrayLike, positive: object
+) -> tuple[NDArray[np.float64], set[object]]:
+    """Map a two-valued human label to 0/1: ``positive`` -> 1, the other value -> 0.
+
+    Missing values stay missing (NaN). Returns the mapped labels and the set of the codes
+    (``positive`` and the other value). Judge columns whose every value is one of these codes
+    are coded the same way by ``Labels.from_arrays`` / ``from_frame``; other judge columns
+    (scores, ratings) are left as they are.
+
+    Raises
+    ------
+    DataError
+        More than two distinct human values, or two of which none equals ``positive``.
+    """
+    values = pd.Series(np.asarray(human, dtype=object).ravel())
+    present = values[values.notna()]
+    codes = list(pd.unique(present))
+    shown = sorted(codes, key=str)[:_MAX_LISTED]
+    if len(codes) > 2:
+        raise DataError(
+            f"positive={positive!r} codes a binary human label as 0/1, but the human labels "
+            f"have {len(codes)} distinct values (first: {shown}); a label with more than two "
+            "values is not binary. Map it yourself (e.g. rating >= 4) or leave it numeric."
+        )
+    if positive not in codes and len(codes) == 2:
+        raise DataError(
+            f"positive={positive!r} is not one of the human label values {shown}; "
+            "name the value that means Y = 1 (mind the type: 2 vs '2')"
+        )
+    mapped = np.where(values.isna(), np.nan, (values == positive).astype(np.float64))
+    return mapped.astype(np.float64), {*codes, positive}
+
+
+def _coded_like(values: pd.Series, codes: set[object], positive: object) -> pd.Series:
+    """A judge column in the human coding becomes 0/1; any other column is returned as is."""
+    present = values[values.notna()]
+    if len(present) and present.isin(list(codes)).all():
+        return values.map(lambda v: np.nan if pd.isna(v) else float(v == positive))
+    return values
+
+
+def _arrays_with_positive(
+    y_cal: ArrayLike, yhat_cal: ArrayLike, yhat_test: ArrayLike, positive: object
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | ArrayLike, NDArray[np.float64] | ArrayLike]:
+    y, codes = positive_coding(y_cal, positive)
+    hc, ht = np.asarray(yhat_cal, dtype=object), np.asarray(yhat_test, dtype=object)
+    if hc.ndim != ht.ndim or hc.ndim not in (1, 2):
+        return y, yhat_cal, yhat_test  # the shape checks of from_arrays report it
+    two_d = hc.ndim == 2
+    hc2, ht2 = (hc, ht) if two_d else (hc[:, None], ht[:, None])
+    if hc2.shape[1] != ht2.shape[1]:
+        return y, yhat_cal, yhat_test
+    out_c, out_t = [], []
+    for k in range(hc2.shape[1]):
+        both = pd.Series(np.concatenate([hc2[:, k], ht2[:, k]]))
+        coded = _coded_like(both, codes, positive).to_numpy()
+        out_c.append(coded[: len(hc2)])
+        out_t.append(coded[len(hc2):])
+    new_c, new_t = np.column_stack(out_c), np.column_stack(out_t)
+    return y, (new_c if two_d else new_c[:, 0]), (new_t if two_d else new_t[:, 0])
+
+
+def _frame_with_positive(
+    df: pd.DataFrame, human: str, judges: Sequence[str], mask: NDArray[np.bool_],
+    positive: object,
+) -> pd.DataFrame:
+    out = df.copy()
+    y, codes = positive_coding(df.loc[mask, human].to_numpy(), positive)
+    human_col = pd.Series(np.nan, index=df.index, dtype=np.float64)
+    human_col[mask] = y
+    out[human] = human_col
+    for col in judges:
+        out[col] = _coded_like(df[col], codes, positive)
+    return out

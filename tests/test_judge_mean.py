@@ -409,18 +409,13 @@ def test_continuous_design_cell_eif_is_narrower_than_ppi():
         assert "binary labels only" in table.loc[method, "note"]
         assert table.loc[method, "interval"] == "none"
     for method in ("naive", "ppi", "ppi_plus_plus", "eif"):
-        assert np.isfinite(table.loc[method, "estimate"]) and table.loc[method, "note"] == ""
+        assert np.isfinite(table.loc[method, "estimate"])
         assert table.loc[method, "interval"] == "wald"
+    assert (table.loc[["naive", "ppi", "ppi_plus_plus"], "note"] == "").all()
+    # the default EIF row of a non-binary judge is the spline, here saturated = the cell means
+    assert table.loc["eif", "method"] == "eif_spline" and "spline" in table.loc["eif", "note"]
+    assert table.loc["eif", "estimate"] == pytest.approx(point(cells), abs=1e-10)
     assert set(table["parameter"]) == {"mean"}
-
-
-def test_discrete_judge_level_unseen_in_calibration_falls_back_to_the_mean():
-    y = np.array([1.0, 1.2, 2.1, 1.9])
-    lab = Labels.from_arrays(y, [1.0, 1.0, 2.0, 2.0], [1.0, 2.0, 3.0, 3.0])
-    est = jm.eif(lab, p_hat="test")
-    assert est.info["unseen_levels"] == [3.0] and est.info["n_fallback"] == 2
-    expected = (1.1 + 2.0 + 2 * y.mean()) / 4
-    assert point(est) == pytest.approx(expected, abs=1e-12)
 
 
 # ============================================================== coverage (seeded)
@@ -508,7 +503,8 @@ def test_one_human_class_only(value, word):
     # note says the zero-width interval is not certainty
     assert table.loc["ppi_plus_plus", "estimate"] == value
     assert "standard error is 0" in table.loc["ppi_plus_plus", "note"]
-    assert table.loc["ppi", "note"] == "" and table.loc["naive", "note"] == ""
+    for method in ("ppi", "naive"):  # only the plain-Wald note where θ̂ leaves (0, 1)
+        assert table.loc[method, "note"] in ("", jm._PLAIN_WALD_NOTE), method
 
 
 def test_judge_no_better_than_chance():
@@ -536,9 +532,11 @@ def test_binary_methods_refuse_non_binary_labels():
 def test_binary_judge_with_an_empty_cell():
     # every calibration item has Ŷ = 0 but test items have Ŷ = 1: μ̂(1) has no data
     lab = Labels.from_arrays([0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 1.0])
-    with pytest.raises(jm.EstimatorUndefined, match=r"no calibration item has judge label Ŷ=1"):
+    with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=1 has 0 calibration item"):
         jm.eif(lab)
-    assert np.isfinite(point(jm.eif(lab, regression="linear")))
+    # a line through one calibration judge value has no slope: saturated, the same rule
+    with pytest.raises(jm.EstimatorUndefined, match=r"linear EIF \(2 coefficients on 1"):
+        jm.eif(lab, regression="linear")
     with pytest.raises(jm.EstimatorUndefined, match="spline in Ŷ cannot be fitted"):
         jm.eif(lab, regression="spline")
 
@@ -753,3 +751,206 @@ def test_spline_that_loses_knots_says_so():
     with pytest.warns(UserWarning, match="df=1 instead of 2"):
         est = jm.eif(lab, regression="spline")
     assert est.info["df"] == 1
+
+
+# ============================================================== issue 6, item 4: non-binary judges
+def simulate_scored(rng, n_total, fraction, theta, kind):
+    """Binary Y ~ Bern(θ) and a non-binary judge: a continuous probability score
+    (``score``: expit(±1.2 + N(0, 1.2²))) or a 1–10 rating (``rating``: round(5.5 ± 1.5 +
+    N(0, 2²)) clipped to [1, 10]); Bernoulli(fraction) labelling."""
+    y = (rng.random(n_total) < theta).astype(float)
+    if kind == "score":
+        yhat = expit(1.2 * (2 * y - 1) + 1.2 * rng.standard_normal(n_total))
+    else:
+        yhat = np.clip(np.round(5.5 + 1.5 * (2 * y - 1) + 2.0 * rng.standard_normal(n_total)),
+                       1, 10)
+    r = rng.random(n_total) < fraction
+    return Labels.from_arrays(y[r], yhat[r], yhat[~r])
+
+
+@pytest.mark.parametrize(("kind", "n_total", "fraction"),
+                         [("score", 2000, 0.10), ("rating", 1000, 0.05)])
+def test_default_eif_row_covers_for_a_non_binary_judge(kind, n_total, fraction):
+    """The ``eif`` row of ``estimate`` (the default a user reads) must cover θ at the nominal
+    rate for a continuous score and a 10-point rating.
+
+    Bug caught: the cell-mean EIF as the default for a non-binary judge. Test values unseen in
+    calibration got the calibration mean as if known, and single-item cells added no variance:
+    this design covered 0.11 (score) and 0.80 (rating) with it. Band: with B = 300 replicates
+    the number of covering intervals of a calibrated method is Binomial(B, 0.9); we accept
+    0.90 ± 3 sd = 0.90 ± 0.052.
+    """
+    theta, prob, reps = 0.3, 0.9, 300
+    band = 3 * np.sqrt(prob * (1 - prob) / reps)
+    rng = np.random.default_rng(2026)
+    hits = 0
+    for _ in range(reps):
+        row = jm.estimate(simulate_scored(rng, n_total, fraction, theta, kind), prob,
+                          methods=["eif"]).loc["eif"]
+        hits += row["lower"] <= theta <= row["upper"]
+    assert abs(hits / reps - prob) <= band, hits / reps
+
+
+def test_cell_eif_needs_two_calibration_items_per_judge_value():
+    """Bug caught: a judge value with 0 or 1 calibration items silently got the calibration
+    mean (0) or an exact fit with no residual (1) — variance missing. Now the cell EIF refuses,
+    naming the value, and the default row of ``estimate`` moves to the spline EIF."""
+    y = np.array([1.0, 1.2, 2.1, 1.9, 3.0])
+    # level 3 has one calibration item, level 4 none; both appear in the test set
+    lab = Labels.from_arrays(y, [1.0, 1.0, 2.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0, 4.0])
+    with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=3.*1 calibration item"):
+        jm.eif(lab)
+    stats = jm.LevelStats.from_arrays(lab.y_cal, lab.yhat_cal[:, 0], lab.yhat_test[:, 0])
+    assert jm.discrete_from_stats(stats)["eif"]["reason"] == jm.SPARSE_JUDGE_CELL
+    # a binary judge with one calibration item at Ŷ = 1: μ̂1 is that one label, variance 0
+    one = from_counts(1, 10, 0, 12, 50, 60)
+    with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=1.*1 calibration item"):
+        jm.eif(one)
+    assert jm.binary_from_counts(np.array(one_counts := (1, 10, 0, 12, 50, 60)), 0.9,
+                                 methods=["eif"])["eif"]["reason"] == jm.SPARSE_JUDGE_CELL
+    assert one_counts[0] == 1
+    # the continuous design: every test value is unseen, the default row is the spline
+    lab = simulate_scored(np.random.default_rng(3), 2000, 0.1, 0.3, "score")
+    with pytest.raises(jm.EstimatorUndefined, match="calibration item"):
+        jm.eif(lab)
+    table = jm.estimate(lab, 0.9)
+    spline = jm.eif(lab, regression="spline")
+    assert table.loc["eif", "method"] == "eif_spline"
+    assert table.loc["eif", "estimate"] == pytest.approx(point(spline), abs=1e-12)
+    assert table.loc["eif", "se"] == pytest.approx(float(np.sqrt(spline.cov[0, 0])), rel=1e-12)
+    assert "spline" in table.loc["eif", "note"]
+    # a saturated spline (3 levels, df = 2) is the cell-mean fit and gets its rule
+    sparse3 = Labels.from_arrays([0.0, 1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 2.0, 2.0, 3.0],
+                                 [1.0, 2.0, 3.0])
+    with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=3.*1 calibration item"):
+        jm.eif(sparse3, regression="spline")
+
+
+# ============================================================== issue 6, item 6: target and scale
+@pytest.mark.parametrize("codes", [(1.0, 2.0), (-1.0, 1.0)])
+def test_two_valued_human_labels_not_coded_0_1_are_refused(codes):
+    """Bug caught: human labels coded 1/2 or ±1 silently switched the target from a prevalence
+    to the mean of the codes. Every estimator refuses with the values and a positive= hint."""
+    rng = np.random.default_rng(30)
+    y = rng.random(60) < 0.4
+    yhat = np.where(rng.random(60) < 0.8, y, ~y)
+    lo, hi = codes
+    lab = Labels.from_arrays(np.where(y, hi, lo), yhat.astype(float), yhat[:30].astype(float))
+    for f in (jm.naive, jm.ppi, jm.ppi_plus_plus, jm.eif, jm.rogan_gladen):
+        with pytest.raises(DataError, match=r"two values.*positive="):
+            f(lab)
+    with pytest.raises(DataError, match=re_escape(f"[{lo:g}, {hi:g}]")):
+        jm.estimate(lab, 0.9)
+    mapped = Labels.from_arrays(np.where(y, hi, lo), yhat.astype(float),
+                                yhat[:30].astype(float), positive=hi)
+    assert set(mapped.y_cal) == {0.0, 1.0}
+    np.testing.assert_array_equal(mapped.y_cal, y.astype(float))
+    assert jm.target(mapped) == ("prevalence", "wald-logit")
+
+
+def re_escape(text):
+    import re
+
+    return re.escape(text)
+
+
+def test_positive_mapping_in_labels_from_frame():
+    import pandas as pd
+
+    df = pd.DataFrame({"human": ["yes", "no", "yes", None, None, "no", None],
+                       "judge": ["yes", "no", "no", "yes", "no", "yes", "no"],
+                       "score": [0.9, 0.2, 0.4, 0.8, 0.1, 0.7, 0.3]})
+    lab = Labels.from_frame(df, human="human", judge=["judge", "score"], positive="yes")
+    np.testing.assert_array_equal(lab.y_cal, [1.0, 0.0, 1.0, 0.0])
+    # a judge column coded like the human labels is mapped too; a score is left alone
+    np.testing.assert_array_equal(lab.yhat_cal[:, 0], [1.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(lab.yhat_test[:, 1], [0.8, 0.1, 0.3])
+    with pytest.raises(DataError, match=r"positive='maybe'.*\['no', 'yes'\]"):
+        Labels.from_frame(df, human="human", judge="judge", positive="maybe")
+    three = df.assign(human=["yes", "no", "unsure", None, None, "no", None])
+    with pytest.raises(DataError, match="3 distinct"):
+        Labels.from_frame(three, human="human", judge="judge", positive="yes")
+
+
+def test_naive_mean_of_a_judge_on_another_scale_is_not_a_prevalence():
+    """Bug caught: a binary human with a 1–5 judge printed a naive 'prevalence' of 2.64 with
+    interval [0, 1]. The naive estimate is the judge's mean; it estimates θ only when the judge
+    reports on the human scale."""
+    rng = np.random.default_rng(31)
+    y = (rng.random(80) < 0.4).astype(float)
+    lab = Labels.from_arrays(y, rng.integers(1, 6, 80).astype(float),
+                             rng.integers(1, 6, 400).astype(float))
+    with pytest.raises(jm.EstimatorUndefined, match="not a prevalence"):
+        jm.naive(lab)
+    table = jm.estimate(lab, 0.9)
+    assert np.isnan(table.loc["naive", "estimate"]) and "not a prevalence" in table.loc[
+        "naive", "note"]
+    # PPI, PPI++ and the EIF remain valid for the prevalence with any judge scale
+    for method in ("ppi", "ppi_plus_plus", "eif"):
+        assert 0 < table.loc[method, "estimate"] < 1, method
+
+
+def _interval_sets():
+    """Binary count sets (PPI and PPI++ can leave [0, 1]; RG clips to 0 or 1) and
+    continuous/discrete data sets."""
+    counts = [(1, 0, 5, 14, 0, 200), (0, 1, 14, 5, 200, 0), (3, 0, 0, 17, 2, 150),
+              (20, 1, 0, 0, 150, 1), (2, 3, 8, 7, 30, 170), *_random_count_sets(
+                  np.random.default_rng(32), 10).tolist()]
+    labs = [from_counts(*c) for c in counts]
+    rng = np.random.default_rng(33)
+    labs += [simulate_continuous(rng, 300, 0.1, (1, 2, mu)) for mu in (3, 9)]
+    labs += [simulate_scored(rng, 600, 0.1, 0.3, kind) for kind in ("score", "rating")]
+    return labs
+
+
+def test_no_interval_excludes_its_own_estimate():
+    """Bug caught: the logit-scale interval clamps θ̂ into (0, 1), so a PPI estimate of -0.25
+    got the interval [1e-9, 1e-6], which excludes it. Every method's interval, from the Labels
+    functions and from the vectorised cores, must contain its estimate."""
+    calls = {"naive": jm.naive, "rogan_gladen": jm.rogan_gladen,
+             "rogan_gladen_smoothed": lambda lab: jm.rogan_gladen(lab, smoothed=True),
+             "ppi": jm.ppi, "ppi_plus_plus": jm.ppi_plus_plus, "eif": jm.eif,
+             "eif_test": lambda lab: jm.eif(lab, p_hat="test"),
+             "eif_linear": lambda lab: jm.eif(lab, regression="linear"),
+             "eif_spline": lambda lab: jm.eif(lab, regression="spline")}
+    checked = 0
+    for i, lab in enumerate(_interval_sets()):
+        for name, f in calls.items():
+            try:
+                with np.errstate(all="ignore"):
+                    est = f(lab)
+            except (jm.EstimatorUndefined, DataError):
+                continue
+            row = est.summary(0.9).iloc[0]
+            assert row["lower"] <= row["estimate"] <= row["upper"], (name, dict(row))
+            checked += 1
+        if i % 3:
+            continue  # a table per data set would double the run time
+        table = jm.estimate(lab, 0.9)
+        ok = table["estimate"].notna()
+        assert (table.loc[ok, "lower"] <= table.loc[ok, "estimate"]).all(), table
+        assert (table.loc[ok, "estimate"] <= table.loc[ok, "upper"]).all(), table
+    assert checked > 150
+    counts = np.array([(1, 0, 5, 14, 0, 200), (0, 1, 14, 5, 200, 0), (3, 0, 0, 17, 2, 150)])
+    for method, out in jm.binary_from_counts(counts, 0.9).items():
+        ok = out["reason"] == 0
+        assert np.all(out["lower"][ok] <= out["estimate"][ok]), method
+        assert np.all(out["estimate"][ok] <= out["upper"][ok]), method
+    assert jm.binary_from_counts(counts, 0.9)["ppi"]["estimate"][0] < 0  # the case exists
+
+
+def test_cli_mean_positive(tmp_path):
+    import pandas as pd
+
+    from bayescal.cli import main
+
+    rng = np.random.default_rng(34)
+    y = rng.random(300) < 0.4
+    judge = np.where(rng.random(300) < 0.8, y, ~y)
+    human = np.where(y, 2, 1).astype(object)
+    human[60:] = None
+    path = tmp_path / "items.csv"
+    pd.DataFrame({"human": human, "judge": np.where(judge, 2, 1)}).to_csv(path, index=False)
+    assert main(["mean", str(path), "--human", "human", "--judge", "judge"]) == 2
+    assert main(["mean", str(path), "--human", "human", "--judge", "judge",
+                 "--positive", "2"]) == 0

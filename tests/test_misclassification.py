@@ -312,17 +312,22 @@ def test_one_judge_without_positive_calibration_item() -> None:
     assert 0 < float(est.params["prevalence"]) < 0.5
 
 
-def test_judge_worse_than_chance_hits_kappa_boundary() -> None:
-    """A judge whose labels run against Y drives κ → 0: named, never a huge interval."""
+def test_judge_worse_than_chance_under_kappa_positive_hits_the_boundary() -> None:
+    """κ = -0.2 for judge_c: free κ (default) estimates it; kappa="positive" warns before the
+    fit and reports the κ → 0 boundary by name, never a huge interval."""
     labels = simulate(7, m=200, n=2000, theta=0.4, q0=[0.85, 0.8, 0.4], q1=[0.8, 0.85, 0.4])
     for algorithm in ("newton", "em"):
-        with pytest.raises(MLEBoundaryError, match=r"judge 'judge_c'.*κ = q0 \+ q1 - 1 → 0"):
-            mf.fit(labels, algorithm=algorithm)
-    fine = mf.fit(labels, judges=["judge_a", "judge_b"])
-    assert fine.converged
+        with pytest.warns(UserWarning, match=r"κ̂ < 0 for judge\(s\) 'judge_c'"), \
+                pytest.raises(MLEBoundaryError, match=r"judge 'judge_c'.*κ = q0 \+ q1 - 1 → 0"):
+            mf.fit(labels, algorithm=algorithm, kappa="positive")
+    free = mf.fit(labels)
+    kappa = free.info["kappa"]["judge_c"]
+    se = float(np.hypot(free.se["specificity[judge_c]"], free.se["sensitivity[judge_c]"]))
+    assert abs(kappa + 0.2) < 3.5 * se and kappa < 0
     # the truncated Beta product has positive density at κ = 0, so the MAP is there too
-    with pytest.raises(MLEBoundaryError, match=r"judge 'judge_c'.*drop the judge"):
-        mf.fit(labels, penalty=mm.Priors())
+    with pytest.warns(UserWarning, match="kappa='positive'"), \
+            pytest.raises(MLEBoundaryError, match=r"judge 'judge_c'.*kappa='nonzero'"):
+        mf.fit(labels, penalty=mm.Priors(), kappa="positive")
 
 
 def test_constant_judge_is_named() -> None:
@@ -429,11 +434,16 @@ def test_map_default_equals_penalized_mle(which: str, request: pytest.FixtureReq
     assert float((post["specificity"] + post["sensitivity"] - 1).min()) > 0
 
 
-def test_kappa_positive_in_every_draw(nuts_k3: xr.DataTree) -> None:
-    result = nuts_k3
+def test_kappa_positive_model_keeps_kappa_positive_in_every_draw() -> None:
+    model = mm.build(D11, kappa="positive")
+    assert {v.name for v in model.free_RVs} == set(PARAMS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiagnosticWarning)  # 2 x 150 draws, for speed
+        result = bc.fit(model, "nuts", draws=150, tune=150, chains=2, cores=1,
+                        nuts_sampler="pymc", random_seed=14)
     post = result["posterior"].to_dataset()
     kappa = post["specificity"] + post["sensitivity"] - 1
-    assert post.sizes["chain"] * post.sizes["draw"] == 600
+    assert post.sizes["chain"] * post.sizes["draw"] == 300
     assert float(kappa.min()) > 0
     assert int(result["sample_stats"]["diverging"].sum()) == 0
 
@@ -477,3 +487,98 @@ def test_wald_logit_interval_matches_seed_formula() -> None:
     half = z * se / (t * (1 - t))
     assert row["lower"] == pytest.approx(expit(logit(t) - half), abs=1e-12)
     assert row["upper"] == pytest.approx(expit(logit(t) + half), abs=1e-12)
+
+
+# ------------------------------------------------------------------ issue 6, item 5: sign of κ
+FLIPPED_TRUTH = {"theta": 0.35, "q0": [0.15], "q1": [0.15]}  # κ = -0.7: says 1 for Y = 0
+FLIPPED = simulate(41, m=200, n=2000, **FLIPPED_TRUTH)
+
+
+def free_points(rng: np.random.Generator, k: int, size: int) -> list[dict[str, object]]:
+    """Random (θ, q0, q1) with κ of either sign (about half the judges flipped)."""
+    return [as_params(float(rng.uniform(0.05, 0.95)), rng.uniform(0.02, 0.98, k),
+                      rng.uniform(0.02, 0.98, k)) for _ in range(size)]
+
+
+@pytest.fixture(scope="module")
+def flat_flipped() -> pm.Model:
+    return mm.build(FLIPPED, mm.Priors.flat())
+
+
+@pytest.mark.parametrize("algorithm", ["newton", "em"])
+def test_flipped_judge_mle_recovers_negative_kappa(algorithm: str) -> None:
+    """Bug caught: κ > 0 imposed as if identification needed it. A judge with κ = -0.7 and both
+    human classes in calibration is identified (the paper asks κ ≠ 0); the κ > 0 fit reported a
+    boundary. Now: the MLE recovers θ, q0, q1 within 3.5 SE with a finite Wald interval."""
+    est = mf.fit(FLIPPED, algorithm=algorithm)
+    truth = np.array([0.35, 0.15, 0.15])
+    se = est.se.to_numpy()
+    assert np.all(np.isfinite(se)) and np.all(se > 0)
+    assert np.all(np.abs(vector(est) - truth) < 3.5 * se), (vector(est), se)
+    assert est.info["kappa"]["judge_a"] < -0.5 and est.info["kappa_constraint"] == "nonzero"
+    row = est.summary(0.9).loc["prevalence"]
+    assert 0 < row["lower"] < row["estimate"] < row["upper"] < 1
+    # the one-judge model is saturated: the MLE is the all-items cell EIF whatever the sign
+    from bayescal.frequentist import judge_mean as jm
+
+    assert float(est.params["prevalence"]) == pytest.approx(
+        float(jm.eif(FLIPPED).params["prevalence"]), abs=1e-8)
+    assert np.isfinite(jm.estimate(FLIPPED, 0.9).loc["mle", "estimate"])
+    with pytest.warns(UserWarning, match="κ̂ < 0"), pytest.raises(MLEBoundaryError):
+        mf.fit(FLIPPED, algorithm=algorithm, kappa="positive")
+
+
+def test_pymc_loglik_equals_twin_with_negative_kappa(
+    flat_flipped: pm.Model, default_k3: pm.Model
+) -> None:
+    """The free-κ PyMC likelihood = the twin's at random points, κ < 0 included."""
+    rng = np.random.default_rng(42)
+    for model, labels in ((flat_flipped, FLIPPED), (default_k3, K3)):
+        points = free_points(rng, labels.n_judges, 8)
+        kappas = np.concatenate([np.asarray(p["specificity"]) + np.asarray(p["sensitivity"]) - 1
+                                 for p in points])
+        assert kappas.min() < -0.2 and kappas.max() > 0.2
+        ll = pm.compute_log_likelihood(posterior_tree(points, labels.judges), model=model,
+                                       extend_inferencedata=False, progressbar=False)
+        got = ll["labels"].sum("pattern").values.ravel()
+        want = np.array([mf.loglik(p, labels) for p in points])
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_map_flat_equals_mle_for_flipped_judge(flat_flipped: pm.Model) -> None:
+    result = bc.fit(flat_flipped, "map")
+    np.testing.assert_allclose(map_vector(result), vector(mf.fit(FLIPPED)), atol=1e-5)
+    default = bc.fit(mm.build(FLIPPED), "map")
+    np.testing.assert_allclose(map_vector(default),
+                               vector(mf.fit(FLIPPED, penalty=mm.Priors())), atol=1e-5)
+
+
+def test_flipped_judge_posterior_is_not_pinned_at_zero() -> None:
+    """Bug caught: with κ > 0 imposed the posterior of a flipped judge piled up at κ ≈ 0 with
+    artefact intervals. Free κ: the posterior of κ sits around the MLE's κ̂ ≈ -0.7 (within
+    3 posterior sd), and the κ > 0 model warns at build."""
+    with pytest.warns(UserWarning, match="κ̂ < 0"):
+        mm.build(FLIPPED, kappa="positive")
+    post = nuts(mm.build(FLIPPED), 15)["posterior"].to_dataset()
+    kappa = (post["specificity"] + post["sensitivity"] - 1).values.ravel()
+    mle = mf.fit(FLIPPED).info["kappa"]["judge_a"]
+    assert abs(kappa.mean() - mle) < 3 * kappa.std()
+    assert np.mean(kappa < -0.3) > 0.99
+
+
+def test_free_kappa_needs_both_classes_for_the_sign() -> None:
+    """Label switching: without a Y = 1 calibration item the sign of κ is not identified under
+    the free default (any number of judges): the twin refuses, build warns."""
+    base = simulate(43, m=60, n=600, theta=0.4, q0=[0.8, 0.8], q1=[0.8, 0.8])
+    keep = base.y_cal == 0
+    labels = Labels.from_arrays(base.y_cal[keep], base.yhat_cal[keep], base.yhat_test,
+                                judges=list(base.judges))
+    with pytest.raises(IdentificationError, match="sign of each judge's κ"):
+        mf.fit(labels)
+    with pytest.warns(IdentificationWarning, match="label switching"):
+        mm.build(labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdentificationWarning)
+        mm.build(labels, kappa="positive")  # κ > 0 fixes the orientation
+    with pytest.raises(ValueError, match="kappa must be"):
+        mf.fit(labels, kappa="free")

@@ -111,7 +111,7 @@ NO_NEGATIVE = 2
 NO_BETTER_THAN_CHANCE = 3
 FEW_CALIBRATION = 4
 FEW_TEST = 5
-EMPTY_JUDGE_CELL = 6
+SPARSE_JUDGE_CELL = 6
 MLE_BOUNDARY = 7
 
 #: Why an estimate is undefined, by reason code (0 = defined).
@@ -122,7 +122,8 @@ REASONS = {
     NO_BETTER_THAN_CHANCE: "judge no better than chance on the calibration set (κ̂ <= 0)",
     FEW_CALIBRATION: "too few calibration items for a sample variance",
     FEW_TEST: "too few test items for a sample variance",
-    EMPTY_JUDGE_CELL: "a binary judge label seen in the test set has no calibration item",
+    SPARSE_JUDGE_CELL: ("a judge value where the cell means are averaged has fewer than 2 "
+                        "calibration items (its cell mean is missing or has no variance)"),
     MLE_BOUNDARY: "MLE on the boundary: an empty calibration cell puts q̂0, q̂1 or θ̂ at 0 or 1",
 }
 
@@ -384,14 +385,22 @@ def _rogan_gladen_core(s: LevelStats, smoothed: bool, z: float) -> _Core:
     return _Core(theta, var, reason, extra)
 
 
-def _cell_fit(s: LevelStats) -> tuple[Array, NDArray[np.bool_]]:
-    """Cell means μ̂(ℓ) (overall calibration mean where a level has no calibration item) and
-    the mask of levels seen in the test set but not in calibration."""
-    seen = s.cal_n > 0
+def _cell_fit(s: LevelStats) -> Array:
+    """Cell means μ̂(ℓ). A level without calibration items gets the overall calibration mean,
+    a placeholder only: wherever such a level is used the cores set a reason code."""
     with np.errstate(divide="ignore", invalid="ignore"):
         fallback = s.cal_sum.sum(-1) / s.m
-        fit = np.where(seen, s.cal_sum / s.cal_n, fallback[..., None])
-    return fit, ~seen & (s.test_n > 0)
+        fit: Array = np.where(s.cal_n > 0, s.cal_sum / s.cal_n, fallback[..., None])
+    return fit
+
+
+def _sparse_cells(s: LevelStats, p_hat: Literal["all", "test"]) -> NDArray[np.bool_]:
+    """Levels where μ̂ is averaged (test items; all items for ``"all"``) that have fewer than
+    two calibration items: their cell mean is missing, or one label fitted exactly, whose
+    residual is 0 and adds no variance although the cell mean is as noisy as that label."""
+    w = s.test_n + s.cal_n if p_hat == "all" else s.test_n
+    out: NDArray[np.bool_] = (w > 0) & (s.cal_n < 2)
+    return out
 
 
 def _eif_core(
@@ -401,7 +410,7 @@ def _eif_core(
     p_hat: Literal["all", "test"],
     binary_y: bool,
     binary_variance: bool,
-    empty_cell_undefined: bool,
+    sparse_cells_undefined: bool,
 ) -> _Core:
     r"""EIF estimator for a regression with values ``fit[..., ℓ]`` = μ̂(ℓ) at the judge levels.
 
@@ -409,6 +418,8 @@ def _eif_core(
     Y))`, :math:`w_\ell` the items at level ℓ where μ̂ is averaged (test, or all). Variance: the
     binary cell plug-in (SPEC §2.2) or
     :math:`\mathrm{Var}(\hat\mu(\hat Y))/n_p + \mathrm{Var}(Y - \hat\mu(\hat Y_{cal}))/m`, ddof=1.
+    ``sparse_cells_undefined`` (cell means): a level where μ̂ is averaged with fewer than two
+    calibration items sets :data:`SPARSE_JUDGE_CELL`.
     """
     m = s.m
     w = s.test_n + s.cal_n if p_hat == "all" else s.test_n
@@ -433,8 +444,8 @@ def _eif_core(
             resid_ss = ((s.cal_ss + s.cal_n * (level_mean - fit) ** 2).sum(-1)
                         - m * (resid_sum / m) ** 2)
             var = var_fit / n_p + np.maximum(resid_ss, 0.0) / (m - 1) / m
-    if empty_cell_undefined:
-        rules.append((np.any(~(s.cal_n > 0) & (s.test_n > 0), axis=-1), EMPTY_JUDGE_CELL))
+    if sparse_cells_undefined:
+        rules.append((np.any(_sparse_cells(s, p_hat), axis=-1), SPARSE_JUDGE_CELL))
     if not binary_variance:
         rules += [(n_p <= 1, FEW_TEST), (m <= 1, FEW_CALIBRATION)]
     return _Core(theta, var, _reason(*rules), extra)
@@ -455,13 +466,13 @@ def _mle_core(s: LevelStats) -> tuple[_Core, _Core]:
     is :math:`V_{MLE}(\hat\theta, \hat q_0, \hat q_1, n/m)/N` (:func:`theory.v_mle`, the (θ, θ)
     entry of :math:`(m I_{cal} + n I_{test})^{-1}`).
 
-    The maximum is interior iff every calibration cell is non-empty and :math:`\hat\mu_1 >
-    \hat\mu_0` (⇔ κ̂ > 0); otherwise the constrained MLE is on the boundary and both cores carry
-    a reason code, as :func:`~bayescal.frequentist.misclassification.fit` raises there.
+    The reparameterisation is a bijection of (0, 1)³ whatever the sign of κ, so with κ free
+    (``kappa="nonzero"``, the default of :func:`~bayescal.frequentist.misclassification.fit`)
+    the maximum is interior iff every calibration cell is non-empty; otherwise it is on the
+    boundary and both cores carry a reason code, as ``fit`` raises there.
     """
-    fit, _ = _cell_fit(s)
-    core = _eif_core(s, fit, p_hat="all", binary_y=True, binary_variance=True,
-                     empty_cell_undefined=False)
+    core = _eif_core(s, _cell_fit(s), p_hat="all", binary_y=True, binary_variance=True,
+                     sparse_cells_undefined=False)
     c = s.binary_counts()
     p, mu0, mu1 = core.extra["p"], core.extra["mu0"], core.extra["mu1"]
     theta = core.estimate
@@ -470,10 +481,8 @@ def _mle_core(s: LevelStats) -> tuple[_Core, _Core]:
         q1 = p * mu1 / theta
         q0 = (1 - p) * (1 - mu0) / (1 - theta)
         expected = theory.v_mle(theta, q0, q1, n / m) / (m + n)
-    both_cells = (c["N11"] + c["N01"] > 0) & (c["N10"] + c["N00"] > 0)
     empty = (c["N11"] == 0) | (c["N10"] == 0) | (c["N01"] == 0) | (c["N00"] == 0)
-    reason = _reason(*_class_rules(s), (both_cells & ~(mu1 > mu0), NO_BETTER_THAN_CHANCE),
-                     (empty, MLE_BOUNDARY))
+    reason = _reason(*_class_rules(s), (empty, MLE_BOUNDARY))
     extra = {"specificity": q0, "sensitivity": q1}
     return (_Core(theta, core.variance, reason, extra), _Core(theta, expected, reason, extra))
 
@@ -482,7 +491,11 @@ def _mle_core(s: LevelStats) -> tuple[_Core, _Core]:
 def _pack(core: _Core, prob: float, kind: str) -> dict[str, Array]:
     est, var = core.masked()
     se = np.sqrt(var)
-    lower, upper = wald_interval(est, se, prob, kind)
+    lower, upper = wald_interval(est, se, prob, "wald")
+    if kind == "wald-logit":
+        logit_scale = _interval_kind("prevalence", est)
+        lo, hi = wald_interval(est, se, prob, "wald-logit")
+        lower, upper = np.where(logit_scale, lo, lower), np.where(logit_scale, hi, upper)
     return {"estimate": est, "variance": var, "se": se, "lower": lower, "upper": upper,
             "reason": core.reason}
 
@@ -528,7 +541,8 @@ def binary_from_counts(
     -------
     dict
         Per method a dict of arrays of the counts' broadcast shape: ``estimate``, ``variance``,
-        ``se``, ``lower``, ``upper`` (logit-scale Wald at ``prob``) — NaN where undefined — and
+        ``se``, ``lower``, ``upper`` (logit-scale Wald at ``prob``; plain Wald where the estimate
+        is outside [1e-6, 1 - 1e-6], as :func:`_interval_kind`) — NaN where undefined — and
         ``reason`` (int8 codes of :data:`REASONS`; 0 = defined).
     """
     chosen = _chosen(methods, BINARY_METHODS, prob)
@@ -549,8 +563,8 @@ def binary_from_counts(
             core = _ppi_core(mo, lam.estimate, 1)
             core = _Core(core.estimate, core.variance, _either(lam.reason, core.reason))
         elif method in ("eif", "eif_test"):
-            core = _eif_core(s, _cell_fit(s)[0], p_hat="all" if method == "eif" else "test",
-                             binary_y=True, binary_variance=True, empty_cell_undefined=True)
+            core = _eif_core(s, _cell_fit(s), p_hat="all" if method == "eif" else "test",
+                             binary_y=True, binary_variance=True, sparse_cells_undefined=True)
         else:
             mle_cores = mle_cores or _mle_core(s)
             core = mle_cores[0] if method == "mle" else mle_cores[1]
@@ -565,8 +579,9 @@ def discrete_from_stats(
 
     Vectorised over the leading axes of ``stats`` (:class:`LevelStats`); the same cores and
     conventions as :func:`naive`, :func:`ppi`, :func:`ppi_plus_plus` and :func:`eif` with
-    non-binary labels (ddof=1 sample variances, unseen judge levels get the overall calibration
-    mean). Methods (:data:`DISCRETE_METHODS`): ``ppi_plus_plus`` (unclipped λ̂) and
+    non-binary labels (ddof=1 sample variances; the cell EIF is undefined, reason
+    :data:`SPARSE_JUDGE_CELL`, where a judge level it averages has fewer than two calibration
+    items). Methods (:data:`DISCRETE_METHODS`): ``ppi_plus_plus`` (unclipped λ̂) and
     ``ppi_plus_plus_clipped`` (λ̂ in [0, 1]); ``eif`` / ``eif_test`` (cell means, p̂ over all N /
     over the test set); ``eif_linear`` (OLS :math:`a + b\hat y`, b = Ĉov/V̂ar over calibration,
     b = 0 when the calibration judge labels are constant; μ̂ averaged over all N).
@@ -585,16 +600,21 @@ def discrete_from_stats(
         core = _ppi_core(mo, lam.estimate, 1)
         out[name] = _pack(_Core(core.estimate, core.variance,
                                 _either(lam.reason, core.reason)), prob, interval)
-    cells = _cell_fit(stats)[0]
+    cells = _cell_fit(stats)
     for name, p_hat in (("eif", "all"), ("eif_test", "test")):
         out[name] = _pack(_eif_core(stats, cells, p_hat=p_hat, binary_y=False,
-                                    binary_variance=False, empty_cell_undefined=False),
+                                    binary_variance=False, sparse_cells_undefined=True),
                           prob, interval)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(mo.s_cc > 0, mo.s_yc / mo.s_cc, 0.0)
     linear = (mo.y_bar - slope * mo.c_bar)[..., None] + slope[..., None] * stats.levels
-    out["eif_linear"] = _pack(_eif_core(stats, linear, p_hat="all", binary_y=False,
-                                        binary_variance=False, empty_cell_undefined=False),
+    core = _eif_core(stats, linear, p_hat="all", binary_y=False, binary_variance=False,
+                     sparse_cells_undefined=False)
+    # a line through at most two calibration judge values is their cell means (saturated)
+    saturated = np.sum(stats.cal_n > 0, axis=-1) <= 2
+    sparse = _reason((saturated & np.any(_sparse_cells(stats, "all"), axis=-1),
+                      SPARSE_JUDGE_CELL))
+    out["eif_linear"] = _pack(_Core(core.estimate, core.variance, _either(core.reason, sparse)),
                               prob, interval)
     return out
 
@@ -610,17 +630,54 @@ def target(labels: Labels) -> tuple[str, str]:
     Returns ``("prevalence", "wald-logit")`` when every calibration human label is 0 or 1
     (θ is a probability; logit-scale Wald interval, seed 001 §5.2) and ``("mean", "wald")``
     otherwise (plain Wald, as the seed's code does for non-binary outcomes). This is the one
-    place where that rule lives.
+    place where that rule lives. (:func:`_interval_kind` falls back to plain Wald for a
+    prevalence estimate outside (0, 1), whose logit interval would exclude it.)
+
+    Raises
+    ------
+    DataError
+        Human labels with exactly two distinct values other than 0 and 1 (1/2, ±1, ...): a
+        binary label coded otherwise, whose mean is not the prevalence. Map it with
+        ``Labels.from_arrays(..., positive=...)`` / ``from_frame(..., positive=...)``.
     """
-    return ("prevalence", "wald-logit") if _is_binary(labels.y_cal) else ("mean", "wald")
+    values = np.unique(labels.y_cal)
+    if _is_binary(values):
+        return "prevalence", "wald-logit"
+    if len(values) == 2:
+        lo, hi = (float(v) for v in values)
+        raise DataError(
+            f"the human labels take two values [{lo:g}, {hi:g}], not 0 and 1: a binary label "
+            f"coded this way would make the target the mean of the codes, not a prevalence. "
+            f"Say which value is the positive class, e.g. Labels.from_frame(..., "
+            f"positive={hi:g}) or Labels.from_arrays(..., positive={hi:g}) (CLI: --positive "
+            f"{hi:g}). If they are two points of a numeric scale, the mean is {lo:g} + "
+            f"{hi - lo:g} x the prevalence of {hi:g}."
+        )
+    return "mean", "wald"
+
+
+def _interval_kind(name: str, value: ArrayLike) -> NDArray[np.bool_]:
+    """Where the logit interval of a prevalence applies: the estimate inside the clamp
+    [1e-6, 1 - 1e-6] of :func:`bayescal.summary.wald_interval`. Outside it (a PPI estimate
+    below 0, a Rogan–Gladen estimate clipped to 1) the clamp would move the estimate and the
+    interval would exclude it, so the plain Wald interval is used there."""
+    v = np.asarray(value, dtype=np.float64)
+    out: NDArray[np.bool_] = (name == "prevalence") & (v >= 1e-6) & (v <= 1 - 1e-6)
+    return out
+
+
+_PLAIN_WALD_NOTE = ("estimate outside (0, 1): plain Wald interval (the logit interval would "
+                    "exclude the estimate)")
 
 
 def _one_judge(labels: Labels, judge: str | None) -> Labels:
     """The labels of one judge as a single-judge :class:`Labels` (row labels kept)."""
     yc, yt = labels.judge(judge)
     name = judge if judge is not None else labels.judges[0]
-    return Labels(labels.y_cal, yc[:, None], yt[:, None], (name,), labels.cal_index,
-                  labels.test_index)
+    lab = Labels(labels.y_cal, yc[:, None], yt[:, None], (name,), labels.cal_index,
+                 labels.test_index)
+    target(lab)  # refuses a two-valued human label not coded 0/1, before any computation
+    return lab
 
 
 def _arrays(lab: Labels) -> tuple[Array, Array, Array]:
@@ -654,6 +711,9 @@ def _raise_if(reason: ArrayLike, messages: Mapping[int, str | Callable[[], str]]
 def _result(method: str, lab: Labels, value: float, var: float, info: dict[str, Any]) -> Estimate:
     name, kind = target(lab)
     info = {"judge": lab.judges[0], "m": lab.m, "n": lab.n, **info}
+    if kind == "wald-logit" and not _interval_kind(name, value):
+        kind = "wald"
+        info["interval_note"] = _PLAIN_WALD_NOTE
     return Estimate(
         method=method,
         params=xr.Dataset({name: ((), float(value))}),
@@ -684,6 +744,12 @@ def naive(labels: Labels, judge: str | None = None) -> Estimate:
     (:func:`~bayescal.frequentist.judge_mean_theory.naive_bias`), so its interval covers θ only
     by accident. Shown as the baseline every correction is measured against.
 
+    It estimates a quantity on the human scale only when the judge reports on that scale: a
+    binary human label needs a 0/1 judge (the mean of a 1–5 rating is not a prevalence), and a
+    0/1 judge's mean is a proportion, not the mean of a non-binary human label. Otherwise
+    :class:`EstimatorUndefined`. (For two non-binary scales the match cannot be checked; the
+    judge is taken to report on the human scale.)
+
     Parameters
     ----------
     labels : Labels
@@ -697,7 +763,20 @@ def naive(labels: Labels, judge: str | None = None) -> Estimate:
         (ddof=1) over n. The calibration set is not used.
     """
     lab = _one_judge(labels, judge)
-    binary = _is_binary(lab.yhat_test[:, 0])
+    human_binary = target(lab)[0] == "prevalence"
+    judge_values = np.unique(np.concatenate([lab.yhat_cal[:, 0], lab.yhat_test[:, 0]]))
+    binary = _is_binary(judge_values)
+    if human_binary != binary:
+        shown = ", ".join(f"{v:g}" for v in judge_values[:8]) + (
+            ", ..." if len(judge_values) > 8 else "")
+        raise EstimatorUndefined(
+            f"the judge labels take the values [{shown}] and the human labels are "
+            + ("0/1: the judge's mean estimates E[Ŷ] on the judge's own scale, not a prevalence"
+               if human_binary else
+               "not 0/1: the judge's mean is a proportion, not a mean on the human scale")
+            + ". The naive estimate is defined only when the judge reports on the human scale; "
+            "use ppi, ppi_plus_plus or eif, which are valid for any judge scale."
+        )
     core = _naive_core(_stats(lab), binary)
     _raise_if(core.reason, {FEW_TEST: _few("the test-set judge labels", 1, lab.n)})
     rule = "p̂(1-p̂)/n" if binary else "Var(Ŷ_test, ddof=1)/n"
@@ -903,12 +982,14 @@ def mle(
     *,
     algorithm: Literal["newton", "em"] = "newton",
     information: Literal["observed", "expected"] = "observed",
+    kappa: Literal["nonzero", "positive"] = "nonzero",
 ) -> Estimate:
     r"""Three-parameter misclassification MLE of θ (seed 001 eq. 13, Prop. 4).
 
     Maximises :math:`\ell = N_{11}\log(\theta q_1) + N_{10}\log(\theta(1-q_1))
     + N_{01}\log((1-\theta)(1-q_0)) + N_{00}\log((1-\theta)q_0) + T_1\log p + T_0\log(1-p)`
-    over :math:`(\theta, q_0, q_1)` with :math:`\kappa > 0`, by calling
+    over :math:`(\theta, q_0, q_1)` with :math:`\kappa \ne 0` (the calibration labels fix its
+    sign; ``kappa="positive"`` restricts to κ > 0), by calling
     :func:`bayescal.frequentist.misclassification.fit` on this judge alone (the one-judge case
     of the multi-judge twin). Only ``prevalence`` is returned; its variance is the
     (θ, θ) entry of the full (θ, q0, q1) covariance, so the uncertainty in q0 and q1 is
@@ -928,6 +1009,9 @@ def mle(
     information : {"observed", "expected"}
         Observed information (the seed's R package reports this one) or expected information
         :math:`(m I_{cal} + n I_{test})` at the estimate.
+    kappa : {"nonzero", "positive"}
+        See :func:`bayescal.frequentist.misclassification.fit`. The seed's R package enforces
+        κ > 0 (``"positive"``), which refuses a flipped judge.
 
     Raises
     ------
@@ -945,12 +1029,14 @@ def mle(
             "the misclassification MLE needs bayescal.frequentist.misclassification, which is "
             "not available in this installation"
         ) from err
-    fit = misclassification.fit(lab, algorithm=algorithm, information=information)
+    fit = misclassification.fit(lab, algorithm=algorithm, information=information,
+                                kappa=kappa)
     k = fit.terms.index("prevalence")
     theta = float(np.asarray(fit.params["prevalence"].values))
     info: dict[str, Any] = {
         "algorithm": algorithm,
         "information": information,
+        "kappa_constraint": kappa,
         "specificity": float(np.asarray(fit.params["specificity"].values).ravel()[0]),
         "sensitivity": float(np.asarray(fit.params["sensitivity"].values).ravel()[0]),
         "full_fit": fit,
@@ -1017,10 +1103,13 @@ def eif(
     ``regression`` — the estimate :math:`\hat\mu(\hat y)` of :math:`E[Y\mid\hat Y=\hat y]`, fitted
     on the calibration set:
 
-    * ``"cells"`` — mean of Y within each judge level (eq. 14; binary or discrete Ŷ). A level
-      seen in the test set but not in calibration makes the estimator undefined for a binary
-      judge; for a discrete judge its items get the overall calibration mean (the seed's code
-      does the same; ``info["n_fallback"]`` counts them).
+    * ``"cells"`` — mean of Y within each judge level (eq. 14; binary or discrete Ŷ). Defined
+      only where every judge value at which μ̂ is averaged (test values; with ``p_hat="all"``
+      calibration values too) has at least two calibration items. A value with none has no
+      cell mean (the seed's code substitutes the calibration mean and treats it as known); a
+      value with one is fitted exactly, its residual is 0 and the variance misses that cell
+      mean's noise. Both made intervals overconfident for scores and ratings (90% intervals
+      covering 0.11 for a continuous score). Use ``"spline"`` or ``"linear"`` there.
     * ``"linear"`` — OLS :math:`a + b\hat y`. With ``p_hat="test"`` this is exactly PPI++ with
       λ = b (the OLS slope), variance included; with ``p_hat="all"`` the point is PPI++ with
       λ = (n/N) b, the plug-in of λ*.
@@ -1029,6 +1118,9 @@ def eif(
       calibration quantiles k/df (R's ``ns`` rule). Default ``df = min(#levels - 1, 4)``, #levels
       the distinct calibration judge values (the seed's code; for 3 levels the fit is saturated
       and equals ``"cells"``). Duplicate knots are dropped (``info["df"]`` is the effective df).
+
+    A ``"linear"`` or ``"spline"`` fit with as many coefficients as distinct calibration judge
+    values is saturated — it *is* the cell-mean fit — and gets the ``"cells"`` rule above.
 
     Variance: for binary Y and Ŷ with ``"cells"`` the plug-in of SPEC §2.2,
     :math:`(\hat\mu_1-\hat\mu_0)^2\hat p(1-\hat p)/n_p + (1-\hat p)^2\hat\mu_0(1-\hat\mu_0)/m'_0
@@ -1052,8 +1144,8 @@ def eif(
     ------
     EstimatorUndefined
         Binary human labels that are all 0 or all 1 (μ̂ ≡ 0 or 1 with zero variance: no
-        interval), an empty judge cell for a binary judge with ``"cells"``, or constant
-        calibration judge labels with ``"spline"``.
+        interval), a judge value with fewer than two calibration items for the cell means (or
+        a saturated fit), or constant calibration judge labels with ``"spline"``.
     """
     if regression not in ("cells", "linear", "spline"):
         raise ValueError(f"regression must be 'cells', 'linear' or 'spline', got {regression!r}")
@@ -1073,20 +1165,9 @@ def eif(
     info: dict[str, Any] = {"regression": regression, "p_hat": p_hat, "pi_hat": m / (m + n)}
     levels = stats.levels
     if regression == "cells":
-        fit, unseen = _cell_fit(stats)
-        if binary_judge and unseen.any():
-            level = levels[unseen][0]
-            raise EstimatorUndefined(
-                f"no calibration item has judge label Ŷ={level:g} but "
-                f"{int(np.sum(yt == level))} test items do: the cell mean μ̂({level:g}) = "
-                f"E[Y | Ŷ={level:g}] has no data (seed 001 eq. 14). Use regression='linear', "
-                "ppi or ppi_plus_plus."
-            )
-        seen = stats.cal_n > 0
-        info.update(mu_hat=dict(zip(levels[seen].tolist(), fit[seen].tolist(), strict=True)),
-                    unseen_levels=levels[unseen].tolist(),
-                    n_fallback=int(stats.test_n[unseen].sum()),
-                    fallback="overall calibration mean for judge levels unseen in calibration")
+        _raise_if_sparse(stats, p_hat, "the cell-mean EIF")
+        fit = _cell_fit(stats)
+        info["mu_hat"] = dict(zip(levels.tolist(), fit.tolist(), strict=True))
     elif regression == "linear":
         def line(x: Array) -> Array:
             return np.column_stack([np.ones_like(x), x])
@@ -1094,6 +1175,7 @@ def eif(
         coef = _least_squares(y, line, yc)
         fit = line(levels) @ coef
         info["coef"] = coef.tolist()
+        _raise_if_saturated(stats, p_hat, "linear", len(coef))
     else:
         n_levels = len(np.unique(yc))
         if n_levels < 2:
@@ -1115,6 +1197,7 @@ def eif(
         coef = _least_squares(y, design, yc)
         fit = design(levels) @ coef
         info.update(df=len(knots) - 1, df_requested=want, knots=knots.tolist(), coef=coef.tolist())
+        _raise_if_saturated(stats, p_hat, "spline", len(coef))
         if len(knots) - 1 < want:
             warnings.warn(
                 f"spline EIF fitted with df={len(knots) - 1} instead of {want}: quantile knots "
@@ -1125,7 +1208,7 @@ def eif(
             )
     binary_variance = binary_y and binary_judge and regression == "cells"
     core = _eif_core(stats, fit, p_hat=p_hat, binary_y=binary_y, binary_variance=binary_variance,
-                     empty_cell_undefined=False)
+                     sparse_cells_undefined=False)
     _raise_if(core.reason, {
         FEW_TEST: _few("the fitted values μ̂(Ŷ)", 1, int(m + n if p_hat == "all" else n)),
         FEW_CALIBRATION: _few("the calibration residuals Y - μ̂(Ŷ)", 1, m),
@@ -1137,6 +1220,33 @@ def eif(
     name = "eif" + ("" if regression == "cells" else f"_{regression}") + (
         "_test" if p_hat == "test" else "")
     return _result(name, lab, float(core.estimate), float(core.variance), info)
+
+
+def _raise_if_sparse(stats: LevelStats, p_hat: Literal["all", "test"], what: str) -> None:
+    """EstimatorUndefined naming the first judge value with fewer than two calibration items."""
+    sparse = _sparse_cells(stats, p_hat)
+    if not sparse.any():
+        return
+    j = int(np.flatnonzero(sparse)[0])
+    level, n_cal, n_test = stats.levels[j], int(stats.cal_n[j]), int(stats.test_n[j])
+    where = "test" if p_hat == "test" else "all"
+    raise EstimatorUndefined(
+        f"{what} needs at least 2 calibration items at every judge value it averages over "
+        f"({where} items); Ŷ={level:g} has {n_cal} calibration item(s) and {n_test} test "
+        f"item(s), and {int(sparse.sum())} of the {len(stats.levels)} judge values are short "
+        "of 2. Its cell mean would be missing or a single label with no variance, and the "
+        "interval overconfident. Use regression='spline' or 'linear' (a smooth E[Y | Ŷ]), "
+        "ppi or ppi_plus_plus."
+    )
+
+
+def _raise_if_saturated(stats: LevelStats, p_hat: Literal["all", "test"], regression: str,
+                        n_coef: int) -> None:
+    """A regression with one coefficient per calibration judge value is the cell-mean fit."""
+    n_values = int(np.sum(stats.cal_n > 0))
+    if n_coef >= n_values:
+        _raise_if_sparse(stats, p_hat, f"the {regression} EIF ({n_coef} coefficients on "
+                                       f"{n_values} calibration judge values: the cell means)")
 
 
 # ----------------------------------------------------------------------------- all at once
@@ -1160,10 +1270,16 @@ def estimate(
     """Every seed-001 estimator of the human-label mean in one table.
 
     Runs :func:`naive`, :func:`rogan_gladen` (raw), :func:`ppi`, :func:`ppi_plus_plus`
-    (unclipped λ̂), :func:`mle` (Newton, observed information) and :func:`eif` (cell means,
-    ``p_hat="all"``) with their defaults. A method that is undefined on these data still gets its
-    row, with NaN numbers, interval ``none`` and the reason in ``note``; the other methods run.
-    Rogan–Gladen and the MLE are defined for binary labels only.
+    (unclipped λ̂), :func:`mle` (Newton, observed information) and :func:`eif` with their
+    defaults. A method that is undefined on these data still gets its row, with NaN numbers,
+    interval ``none`` and the reason in ``note``; the other methods run. Rogan–Gladen and the
+    MLE are defined for binary labels only.
+
+    The ``eif`` row is the cell-mean EIF (``p_hat="all"``) for a binary judge, and the spline
+    EIF (``regression="spline"``, default df; method ``eif_spline``) for any other judge: cell
+    means need at least two calibration items at every judge value, which scores and
+    many-level ratings rarely give, and a spline with at most five coefficients is the cell
+    means for a judge with up to five values anyway (when its knots are distinct).
 
     Parameters
     ----------
@@ -1184,9 +1300,11 @@ def estimate(
     chosen = _chosen(methods, METHODS, prob)
     lab = _one_judge(labels, judge)
     name, _ = target(lab)
+    binary_judge = _is_binary(lab.yhat_cal, lab.yhat_test)
     funcs: dict[str, Callable[[Labels], Estimate]] = {
         "naive": naive, "rogan_gladen": rogan_gladen, "ppi": ppi,
-        "ppi_plus_plus": ppi_plus_plus, "mle": mle, "eif": eif,
+        "ppi_plus_plus": ppi_plus_plus, "mle": mle,
+        "eif": eif if binary_judge else lambda x: eif(x, regression="spline"),
     }
     rows = []
     for method in chosen:
@@ -1196,21 +1314,38 @@ def estimate(
                     lab.require_binary()
                 except DataError as err:
                     raise EstimatorUndefined(f"defined for binary labels only: {err}") from err
-            est = funcs[method](lab)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                est = funcs[method](lab)
         except EstimatorUndefined as err:
             rows.append(_undefined_row(name, method, str(err)))
             continue
         except (ValueError, ImportError) as err:
             rows.append(_undefined_row(name, method, f"{type(err).__name__}: {err}"))
             continue
-        row = est.summary(prob).iloc[0].to_dict()
-        notes = [_zero_se_note(est)]
+        notes = [_zero_se_note(est), est.info.get("interval_note", ""),
+                 *(str(w.message) for w in caught if issubclass(w.category, UserWarning))]
+        if method == "eif" and not binary_judge:
+            notes.append(f"spline EIF (df={est.info['df']}), the default for a non-binary "
+                         "judge: the cell-mean EIF needs >= 2 calibration items per judge value")
         if not est.converged:
             notes.append("the optimizer did not report convergence")
-        row["note"] = "; ".join(n for n in notes if n)
-        rows.append(row)
+        rows.append(_row(est, prob, "; ".join(n for n in notes if n)))
     table = pd.DataFrame(rows, index=list(chosen))
     return table[[*COLUMNS, "note"]]
+
+
+def _row(est: Estimate, prob: float, note: str) -> dict[str, Any]:
+    """The summary row of a one-term Estimate (what ``est.summary(prob)`` holds, without
+    building a frame per method: a table costs ~10 ms, an estimator less)."""
+    name = est.terms[0]
+    value = float(np.asarray(est.params[name].values))
+    se = float(np.sqrt(max(est.cov[0, 0], 0.0)))
+    kind = est.interval[name]
+    lower, upper = wald_interval(value, se, prob, kind)
+    return {"parameter": name, "method": est.method, "estimate": value, "se": se,
+            "lower": float(lower), "upper": float(upper), "prob": prob, "interval": kind,
+            "note": note}
 
 
 def _undefined_row(parameter: str, method: str, note: str) -> dict[str, Any]:

@@ -9,11 +9,22 @@ test items :math:`\log \sum_y P(y) \prod_k P(\hat Y_k \mid y)`. Items enter thro
 of their distinct label patterns (:func:`patterns`), and the log-likelihood is the sum over
 items of log-probabilities (no multinomial coefficient).
 
-Identification needs :math:`\kappa_k = q_{0k} + q_{1k} - 1 > 0` for every judge (the paper's
-:math:`q_0 + q_1 \ne 1`, oriented so that a judge is better than chance; otherwise Y and 1 - Y
-swap roles). The optimizer works in a chart where this holds by construction,
-:math:`q_1 = \sigma(z_1)`, :math:`q_0 = 1 - q_1\sigma(-z_0)` (so
-:math:`\kappa = q_1\sigma(z_0) > 0`), and :math:`\theta = \sigma(c)`.
+The sign of :math:`\kappa_k = q_{0k} + q_{1k} - 1`. The paper asks only :math:`\kappa \ne 0`
+(:math:`q_0 + q_1 \ne 1`). Relabelling Y -> 1 - Y maps :math:`(\theta, q_0, q_1)` to
+:math:`(1 - \theta, 1 - q_1, 1 - q_0)` and leaves the test items' likelihood unchanged, but not
+the calibration items': with both human classes in the calibration set the data fix the sign of
+every κ, and a flipped judge (κ < 0, one that says 1 for Y = 0) is an interior point like any
+other. Two settings (``kappa=``):
+
+* ``"nonzero"`` (default, the paper): θ, q0, q1 free in (0, 1), optimised on their logits. κ = 0
+  is not a boundary here: the judge's test labels then carry no information about θ, which the
+  calibration labels still identify. Without a calibration item of each class the sign is not
+  identified (label switching): :class:`~bayescal.identify.IdentificationError`.
+* ``"positive"``: every judge better than chance, for judges known to be; the chart
+  :math:`q_1 = \sigma(z_1)`, :math:`q_0 = 1 - q_1\sigma(-z_0)` (so
+  :math:`\kappa = q_1\sigma(z_0) > 0`) and :math:`\theta = \sigma(c)`. A judge whose
+  calibration labels give :math:`\hat\kappa < 0` draws a warning before the fit, and the
+  estimate then runs to the boundary κ -> 0 (:class:`MLEBoundaryError`).
 
 Algorithms: ``newton`` (BFGS on the chart with the analytic gradient, polished by Newton steps
 with the analytic Hessian) or ``em`` (E-step: :math:`P(Y = 1 \mid \text{pattern})` for each test
@@ -34,13 +45,12 @@ Intervals are logit-scale Wald (``wald-logit``) for every parameter, as in the s
 Failure modes: labels that are not 0/1 (:class:`~bayescal.data.DataError`); one judge and no
 calibration item with Y = 1 (or Y = 0), which leaves the sensitivity (specificity)
 unidentified (:class:`~bayescal.identify.IdentificationError`, before fitting); and an estimate
-on the boundary of the parameter space — a judge no better than chance (κ → 0), a sensitivity
-or specificity at 0 or 1, a prevalence at 0 or 1 — reported as :class:`MLEBoundaryError`
+on the boundary of the parameter space — a sensitivity or specificity at 0 or 1, a prevalence at
+0 or 1, and with ``kappa="positive"`` a judge at κ → 0 — reported as :class:`MLEBoundaryError`
 naming the judge and parameter. Beta priors with a, b > 1 (the model's defaults) keep the
-MAP of :mod:`bayescal.models.misclassification` off q = 0 or 1, but not off κ = 0: the
-truncated Beta product has positive density there. NUTS stays valid in every case (the
-posterior is proper, κ > 0 in every draw). With a ``penalty`` the same checks apply to the
-penalized estimate.
+MAP of :mod:`bayescal.models.misclassification` off q = 0 or 1; with ``kappa="positive"`` not off
+κ = 0 (the truncated Beta product has positive density there). With a ``penalty`` the same
+checks apply to the penalized estimate.
 
 See ``models/misclassification.md``.
 """
@@ -65,22 +75,29 @@ from bayescal.identify import IdentificationError
 from bayescal.summary import term_labels
 
 __all__ = [
+    "KAPPA_SETTINGS",
     "MLEBoundaryError",
     "Patterns",
+    "calibration_kappa",
     "fit",
     "gradient",
     "information",
     "loglik",
     "patterns",
+    "sign_unidentified",
     "unidentified",
+    "warn_negative_kappa",
 ]
 
 Information = Literal["observed", "expected"]
 Algorithm = Literal["newton", "em"]
+Kappa = Literal["nonzero", "positive"]
+KAPPA_SETTINGS = ("nonzero", "positive")
 
-# An estimate whose chart coordinate (logit θ, logit q1, log κ - log(1 - q0)) exceeds this in
-# absolute value is on the boundary in practice: a probability within ~3e-7 of 0 or 1, or
-# κ below ~3e-7·q1. An interior estimate that close needs millions of items per pattern.
+# An estimate whose chart coordinate (logits of θ, q0, q1; with κ > 0: logit θ, logit q1,
+# log κ - log(1 - q0)) exceeds this in absolute value is on the boundary in practice: a
+# probability within ~3e-7 of 0 or 1, or κ below ~3e-7·q1. An interior estimate that close
+# needs millions of items per pattern.
 _CHART_MAX = 15.0
 # Beyond this (a probability within ~7e-3 of 0 or 1) a coordinate whose log-likelihood slope
 # still points outwards by more than _SLOPE_TOL per item is running to the boundary.
@@ -179,6 +196,37 @@ def patterns(labels: Labels, judges: Sequence[str] | None = None) -> Patterns:
         count=np.concatenate([cal_c, test_c]).astype(np.float64),
         m=labels.m,
         n=labels.n,
+    )
+
+
+def calibration_kappa(pat: Patterns) -> NDArray[np.float64]:
+    """Each judge's κ̂ = q̂0 + q̂1 - 1 from the calibration patterns alone (NaN without a class)."""
+    cal = ~pat.test
+    c, y, yhat = pat.count[cal], pat.y[cal], pat.yhat[cal]
+    m1, m0 = c @ y, c @ (1 - y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1 = ((c * y) @ yhat) / m1
+        q0 = ((c * (1 - y)) @ (1 - yhat)) / m0
+    out: NDArray[np.float64] = q0 + q1 - 1
+    return out
+
+
+def sign_unidentified(pat: Patterns) -> str | None:
+    """Why the sign of κ (which value of Y a judge's 1 means) is not identified; or None.
+
+    Swapping Y and 1 - Y leaves the test items' likelihood unchanged; only calibration items of
+    both classes tell the two orientations apart. Without them the free-κ likelihood has two
+    mirrored maxima (label switching).
+    """
+    m1 = pat.n_calibration_positive
+    if 0 < m1 < pat.m:
+        return None
+    seen = 0 if m1 == 0 else 1
+    return (
+        f"no calibration item has human label Y = {1 - seen} (all {pat.m} are {seen}), so with "
+        "kappa='nonzero' the sign of each judge's κ = q0 + q1 - 1 (whether its 1 means Y = 1 "
+        "or Y = 0) is not identified: swapping Y and 1 - Y leaves the test items' likelihood "
+        "unchanged"
     )
 
 
@@ -404,15 +452,23 @@ def _expected(x: NDArray[np.float64], pat: Patterns) -> NDArray[np.float64]:
 
 
 # ------------------------------------------------------------------ chart
-def _to_chart(x: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """x = (θ, q0, q1) -> chart (logit θ, z0, z1), z1 = logit q1, z0 = log κ - log(1 - q0)."""
+def _to_chart(x: NDArray[np.float64], k: int, positive: bool) -> NDArray[np.float64]:
+    """x = (θ, q0, q1) -> chart: logits of all three; with ``positive`` (logit θ, z0, z1),
+    z1 = logit q1, z0 = log κ - log(1 - q0)."""
+    if not positive:
+        with np.errstate(divide="ignore"):
+            out: NDArray[np.float64] = logit(x)
+        return out
     theta, q0, q1 = _split(x, k)
     with np.errstate(divide="ignore", invalid="ignore"):
         z0 = np.log(q0 + q1 - 1) - np.log1p(-q0)
     return np.concatenate([[logit(theta)], z0, logit(q1)])
 
 
-def _from_chart(c: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+def _from_chart(c: NDArray[np.float64], k: int, positive: bool) -> NDArray[np.float64]:
+    if not positive:
+        out: NDArray[np.float64] = expit(c)
+        return out
     z0, z1 = c[1 : 1 + k], c[1 + k :]
     q1 = expit(z1)
     q0 = 1 - q1 * expit(-z0)
@@ -420,9 +476,12 @@ def _from_chart(c: NDArray[np.float64], k: int) -> NDArray[np.float64]:
 
 
 def _chart_gradient(
-    c: NDArray[np.float64], g: NDArray[np.float64], k: int
+    c: NDArray[np.float64], g: NDArray[np.float64], k: int, positive: bool
 ) -> NDArray[np.float64]:
     """Chain rule: ∂ℓ/∂chart from ∂ℓ/∂x."""
+    if not positive:
+        out: NDArray[np.float64] = g * expit(c) * expit(-c)
+        return out
     z0, z1 = c[1 : 1 + k], c[1 + k :]
     q1 = expit(z1)
     out = np.empty_like(g)
@@ -432,13 +491,13 @@ def _chart_gradient(
     return out
 
 
-def _feasible(x: NDArray[np.float64], k: int) -> bool:
+def _feasible(x: NDArray[np.float64], k: int, positive: bool) -> bool:
     theta, q0, q1 = _split(x, k)
     inside = np.concatenate([[theta], q0, q1])
-    return bool(np.all((inside > 0) & (inside < 1)) and np.all(q0 + q1 > 1))
+    return bool(np.all((inside > 0) & (inside < 1)) and (not positive or np.all(q0 + q1 > 1)))
 
 
-def _start(pat: Patterns) -> NDArray[np.float64]:
+def _start(pat: Patterns, positive: bool) -> NDArray[np.float64]:
     """Calibration proportions (add-a-half) and a pooled Rogan–Gladen prevalence."""
     cal = ~pat.test
     c, y, yhat = pat.count[cal], pat.y[cal], pat.yhat[cal]
@@ -446,40 +505,44 @@ def _start(pat: Patterns) -> NDArray[np.float64]:
     q1 = ((c * y) @ yhat + 0.5) / (m1 + 1)
     q0 = ((c * (1 - y)) @ (1 - yhat) + 0.5) / (m0 + 1)
     kappa = q0 + q1 - 1
-    # a judge that looks no better than chance starts at κ = 0.2 (same q0 - q1)
-    shift = np.where(kappa < 0.2, (0.2 - kappa) / 2, 0.0)
-    q0, q1 = np.clip(q0 + shift, 0.05, 0.99), np.clip(q1 + shift, 0.05, 0.99)
-    kappa = q0 + q1 - 1
+    if positive:
+        # a judge that looks no better than chance starts at κ = 0.2 (same q0 - q1)
+        shift = np.where(kappa < 0.2, (0.2 - kappa) / 2, 0.0)
+        q0, q1 = np.clip(q0 + shift, 0.05, 0.99), np.clip(q1 + shift, 0.05, 0.99)
+        kappa = q0 + q1 - 1
     test = pat.test
     p = (pat.count[test] @ pat.yhat[test]) / pat.count[test].sum()
-    rg = np.clip((p + q0 - 1) / kappa, 0.05, 0.95)
-    theta = float(np.mean(rg)) if np.all(kappa > 0.3) else (m1 + 0.5) / (m1 + m0 + 1)
+    # Rogan–Gladen divides by κ: used only where every judge is far from chance, either sign
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rg = np.clip((p + q0 - 1) / kappa, 0.05, 0.95)
+    strong = np.all(np.abs(kappa) > 0.3)
+    theta = float(np.mean(rg)) if strong else (m1 + 0.5) / (m1 + m0 + 1)
     return np.concatenate([[theta], q0, q1])
 
 
 # ------------------------------------------------------------------ algorithms
 def _newton(
-    pat: Patterns, penalty: PriorsLike | None, x0: NDArray[np.float64]
+    pat: Patterns, penalty: PriorsLike | None, x0: NDArray[np.float64], positive: bool
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
     k = pat.n_judges
     scale = 1.0 / (pat.m + pat.n)
 
     def objective(c: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        x = _from_chart(c, k)
-        if not _feasible(x, k):
+        x = _from_chart(c, k, positive)
+        if not _feasible(x, k, positive):
             return np.inf, np.zeros_like(c)
         ll, g, _, _ = _derivatives(x, pat, hessian=False)
         lp, gp, _ = _penalty_terms(x, k, penalty)
-        return -(ll + lp) * scale, -_chart_gradient(c, g + gp, k) * scale
+        return -(ll + lp) * scale, -_chart_gradient(c, g + gp, k, positive) * scale
 
-    res = minimize(objective, _to_chart(x0, k), jac=True, method="BFGS",
+    res = minimize(objective, _to_chart(x0, k, positive), jac=True, method="BFGS",
                    options={"gtol": 1e-11, "maxiter": 10_000})
     c = res.x
     info: dict[str, object] = {"optimizer": "BFGS + Newton", "bfgs_iterations": int(res.nit)}
     if np.max(np.abs(c)) > _CHART_MAX:
-        return _from_chart(c, k), {**info, "newton_steps": 0}
+        return _from_chart(c, k, positive), {**info, "newton_steps": 0}
     # Newton polish in x: BFGS stops near 1e-7 relative accuracy, exact steps reach ~1e-14
-    x = _from_chart(c, k)
+    x = _from_chart(c, k, positive)
     steps = 0
     for _ in range(50):
         ll, g, hess, _ = _derivatives(x, pat, hessian=True)
@@ -495,7 +558,7 @@ def _newton(
         t = 1.0
         while t > 1e-10:
             trial = x + t * step
-            if _feasible(trial, k):
+            if _feasible(trial, k, positive):
                 new = float(pat.count @ _parts(trial, pat)[2]) + _penalty_terms(trial, k,
                                                                                penalty)[0]
                 if new >= base - 1e-12 * abs(base):
@@ -514,6 +577,7 @@ def _em(
     pat: Patterns,
     penalty: PriorsLike | None,
     x0: NDArray[np.float64],
+    positive: bool,
     tol: float = 1e-14,
     max_iter: int = 200_000,
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
@@ -527,7 +591,7 @@ def _em(
     ak, bk = slice(1, 1 + k), slice(1 + k, None)  # specificity, sensitivity blocks
     x = x0.copy()
     iterations, change = 0, np.inf
-    while iterations < max_iter and change >= tol and _feasible(x, k):
+    while iterations < max_iter and change >= tol and _feasible(x, k, positive):
         la1, la0, _ = _parts(x, pat)
         w = _weights(la1, la0, pat)  # E-step: P(Y = 1 | pattern)
         cw, cv = c * w, c * (1 - w)
@@ -544,8 +608,10 @@ def _em(
 
 
 # ------------------------------------------------------------------ boundary checks
-def _boundary(x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None) -> list[str]:
-    """Parameters at (or past) the boundary of θ, q ∈ (0, 1), κ > 0, naming the judge.
+def _boundary(
+    x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None, positive: bool
+) -> list[str]:
+    """Parameters at (or past) the boundary of θ, q ∈ (0, 1) (and κ > 0), naming the judge.
 
     A chart coordinate beyond ``_CHART_MAX`` is on the boundary; so is one beyond
     ``_CHART_NEAR`` whose log-likelihood slope still points outwards (the optimizer stopped
@@ -555,41 +621,51 @@ def _boundary(x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None)
     theta, q0, q1 = _split(x, k)
     kappa = q0 + q1 - 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = _to_chart(np.clip(x, 0.0, 1.0), k)
+        c = _to_chart(np.clip(x, 0.0, 1.0), k, positive)
     flagged = np.isinf(c) | (np.abs(c) > _CHART_MAX)
-    if _feasible(x, k):
+    if _feasible(x, k, positive):
         g = _derivatives(x, pat, hessian=False)[1] + _penalty_terms(x, k, penalty)[1]
-        slope = np.sign(c) * _chart_gradient(c, g, k)
+        slope = np.sign(c) * _chart_gradient(c, g, k, positive)
         flagged |= (np.abs(c) > _CHART_NEAR) & (slope > _SLOPE_TOL * (pat.m + pat.n))
     problems = []
     if flagged[0] or not 0 < theta < 1:
         problems.append(f"prevalence → {0 if theta < 0.5 else 1} (θ̂ = {theta:.3g})")
     for j, name in enumerate(pat.judges):
         i0, i1 = 1 + j, 1 + k + j
-        # z0 → -∞ is κ → 0 at fixed q1, z0 → +∞ is q0 → 1; z1 → ∓∞ is q1 → 0 or 1, and
-        # q1 → 0 forces κ = q1 σ(z0) → 0 too
-        to_chance = (flagged[i0] and c[i0] < 0) or (flagged[i1] and c[i1] < 0)
-        if not kappa[j] > 0 or to_chance:
-            problems.append(
-                f"judge {name!r}: specificity + sensitivity → 1 (κ = q0 + q1 - 1 → 0; "
-                f"q̂0 = {q0[j]:.3g}, q̂1 = {q1[j]:.3g}): its labels are no better than chance, "
-                "so they carry no information about Y and the Wald interval would be unbounded"
-            )
-            continue
-        if flagged[i1] or not q1[j] < 1:
-            problems.append(f"judge {name!r}: sensitivity → 1 (q̂1 = {q1[j]:.8g})")
-        if flagged[i0] or not q0[j] < 1:
-            problems.append(f"judge {name!r}: specificity → 1 (q̂0 = {q0[j]:.8g})")
+        if positive:
+            # z0 → -∞ is κ → 0 at fixed q1, z0 → +∞ is q0 → 1; z1 → ∓∞ is q1 → 0 or 1, and
+            # q1 → 0 forces κ = q1 σ(z0) → 0 too
+            to_chance = (flagged[i0] and c[i0] < 0) or (flagged[i1] and c[i1] < 0)
+            if not kappa[j] > 0 or to_chance:
+                problems.append(
+                    f"judge {name!r}: specificity + sensitivity → 1 (κ = q0 + q1 - 1 → 0; "
+                    f"q̂0 = {q0[j]:.3g}, q̂1 = {q1[j]:.3g}) under kappa='positive': the data "
+                    "place this judge at or below chance, and the constraint holds it at the "
+                    "edge, where the Wald interval would be unbounded"
+                )
+                continue
+            low0 = low1 = False
+        else:
+            low0, low1 = bool(flagged[i0] and c[i0] < 0), bool(flagged[i1] and c[i1] < 0)
+        at = f" (κ̂ = q̂0 + q̂1 - 1 = {kappa[j]:.3g})"
+        if low1 or not q1[j] > 0:
+            problems.append(f"judge {name!r}: sensitivity → 0 (q̂1 = {q1[j]:.8g}){at}")
+        elif flagged[i1] or not q1[j] < 1:
+            problems.append(f"judge {name!r}: sensitivity → 1 (q̂1 = {q1[j]:.8g}){at}")
+        if low0 or not q0[j] > 0:
+            problems.append(f"judge {name!r}: specificity → 0 (q̂0 = {q0[j]:.8g}){at}")
+        elif flagged[i0] or not q0[j] < 1:
+            problems.append(f"judge {name!r}: specificity → 1 (q̂0 = {q0[j]:.8g}){at}")
     return problems
 
 
 def _raise_boundary(problems: list[str], what: str) -> None:
-    kappa = any("κ" in p for p in problems)
+    kappa = any("κ = q0 + q1 - 1 → 0" in p for p in problems)
     advice = (
-        " A judge at κ → 0 stays there under the Beta priors too (their truncated product has "
-        "positive density at κ = 0, so the MAP is on the same boundary): drop the judge "
-        "(fit(..., judges=[...])), or use NUTS on bayescal.models.misclassification, whose "
-        "posterior is proper and keeps κ > 0 in every draw."
+        " Fit with kappa='nonzero' (the paper's condition κ ≠ 0: the calibration labels fix the "
+        "sign of κ), or drop the judge (fit(..., judges=[...])). Under kappa='positive' a judge "
+        "at κ → 0 stays there under the Beta priors too (their truncated product has positive "
+        "density at κ = 0, so the MAP is on the same boundary)."
         if kappa else
         " Use the MAP or NUTS fit of bayescal.models.misclassification (Beta priors with "
         "a, b > 1 keep the estimate interior), drop the judge (fit(..., judges=[...])), or "
@@ -601,6 +677,22 @@ def _raise_boundary(problems: list[str], what: str) -> None:
     )
 
 
+def warn_negative_kappa(pat: Patterns) -> None:
+    """Warn (before fitting) about judges whose calibration labels put κ̂ < 0 under κ > 0."""
+    cal_kappa = calibration_kappa(pat)
+    flipped = [f"{j!r} (κ̂ = {v:.3g})" for j, v in zip(pat.judges, cal_kappa, strict=True)
+               if v < 0]
+    if flipped:
+        warnings.warn(
+            f"kappa='positive' forces κ = q0 + q1 - 1 > 0, but the calibration labels give "
+            f"κ̂ < 0 for judge(s) {', '.join(flipped)}: the data say these judges' labels run "
+            "against Y, and the constrained estimate will sit at or near κ = 0. Use the "
+            "default kappa='nonzero' unless they are known to beat chance.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 # ------------------------------------------------------------------ fit
 def fit(
     labels: Labels,
@@ -609,6 +701,7 @@ def fit(
     algorithm: Algorithm = "newton",
     information: Information = "observed",
     penalty: PriorsLike | None = None,
+    kappa: Kappa = "nonzero",
 ) -> Estimate:
     """Maximum-likelihood fit of the misclassification model with logit-Wald intervals.
 
@@ -619,7 +712,7 @@ def fit(
     judges : sequence of str, optional
         Judges to use (default: all).
     algorithm : {"newton", "em"}
-        BFGS + Newton on the κ > 0 chart, or EM with closed-form M-steps.
+        BFGS + Newton on the chart of ``kappa``, or EM with closed-form M-steps.
     information : {"observed", "expected"}
         Covariance from the observed information (the seed's R code) or the expected
         information :math:`m I_{cal} + n I_{test}`.
@@ -627,6 +720,10 @@ def fit(
         Add the Beta log densities of the Bayesian model's priors; the optimum is then the MAP
         of :func:`bayescal.models.misclassification.build` with those priors, and the
         information includes the prior's curvature. ``None`` gives the MLE.
+    kappa : {"nonzero", "positive"}
+        ``"nonzero"`` (default): κ_k = q0 + q1 - 1 of either sign, fixed by the calibration
+        labels (the paper's κ ≠ 0). ``"positive"``: every judge better than chance (κ_k > 0),
+        for judges known to be; warns when a judge's calibration labels give κ̂ < 0.
 
     Returns
     -------
@@ -639,31 +736,46 @@ def fit(
     DataError
         Labels that are not 0/1 (from ``Labels.require_binary``), or an unknown judge.
     IdentificationError
-        One judge and no calibration item with Y = 1 (or Y = 0), or a singular information
-        matrix at the estimate.
+        One judge and no calibration item with Y = 1 (or Y = 0); with ``kappa="nonzero"`` and
+        several judges, a human class absent from the calibration set (the sign of κ is then
+        not identified); or a singular information matrix at the estimate.
     MLEBoundaryError
-        The estimate is on the boundary (κ_k → 0, a sensitivity/specificity at 0 or 1, or a
-        prevalence at 0 or 1); the message names the judge and parameter.
+        The estimate is on the boundary (a sensitivity/specificity at 0 or 1, a prevalence at 0
+        or 1, with ``kappa="positive"`` κ_k → 0); the message names the judge and parameter.
+
+    Warns
+    -----
+    UserWarning
+        ``kappa="positive"`` and a judge whose calibration labels give κ̂ < 0.
     """
     if algorithm not in ("newton", "em"):
         raise ValueError(f"algorithm must be 'newton' or 'em', got {algorithm!r}")
     if information not in ("observed", "expected"):
         raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
+    if kappa not in KAPPA_SETTINGS:
+        raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
+    positive = kappa == "positive"
     pat = patterns(labels, judges)
     k = pat.n_judges
     if penalty is None:
         reason = unidentified(pat)
+        if reason is None and not positive:
+            reason = sign_unidentified(pat)
         if reason is not None:
             raise IdentificationError(
                 reason + ". Label items of both classes, or use the Bayesian model "
                 "(bayescal.models.misclassification), whose Beta prior makes the posterior proper"
+                + ("" if positive else
+                   ", or fit with kappa='positive' if every judge is known to beat chance")
             )
     else:
         _beta_vectors(k, penalty)  # validate before fitting
-    x0 = _start(pat)
-    x, info = (_newton if algorithm == "newton" else _em)(pat, penalty, x0)
+    if positive:
+        warn_negative_kappa(pat)
+    x0 = _start(pat, positive)
+    x, info = (_newton if algorithm == "newton" else _em)(pat, penalty, x0, positive)
     what = "maximum-likelihood estimate" if penalty is None else "penalized estimate"
-    problems = _boundary(x, pat, penalty)
+    problems = _boundary(x, pat, penalty, positive)
     if problems:
         _raise_boundary(problems, what)
     ll, g, hess, _ = _derivatives(x, pat, hessian=True)
@@ -691,6 +803,7 @@ def fit(
         algorithm=algorithm,
         max_abs_gradient=float(np.max(np.abs(g + gp))),
         kappa=dict(zip(pat.judges, (x[1 : 1 + k] + x[1 + k :] - 1).tolist(), strict=True)),
+        kappa_constraint=kappa,
         m=pat.m,
         n=pat.n,
         n_patterns=len(pat.count),

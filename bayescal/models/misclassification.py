@@ -16,15 +16,26 @@ name                          dims     meaning (paper symbol)
 ``labels``                    pattern  items per distinct label pattern (observed)
 ============================  =======  =====================================================
 
-**κ > 0 by construction.** Every judge must be better than chance,
-:math:`\kappa_k = q_{0k} + q_{1k} - 1 > 0` (otherwise Y and 1 - Y swap roles and the model is
-not identified). The sensitivity is free in (0, 1) (log-odds transform); the specificity lives
-on :math:`(1 - q_{1k}, 1)` through an interval transform whose lower bound is
-:math:`1 - q_{1k}`: an unconstrained :math:`z` maps to :math:`q_{0k} = 1 - q_{1k}\sigma(-z)`, so
-:math:`\kappa_k = q_{1k}\sigma(z) > 0` at every point the sampler or optimizer can reach.
+**The sign of κ (``kappa=``).** The paper asks only :math:`\kappa_k = q_{0k} + q_{1k} - 1 \ne 0`.
+Swapping Y and 1 - Y maps :math:`(\theta, q_0, q_1)` to :math:`(1-\theta, 1-q_1, 1-q_0)` and
+leaves the test items' likelihood unchanged, but calibration items of both human classes tell
+the two orientations apart: they fix the sign of every κ.
 
-**Induced prior.** The log density of ``sensitivity`` is the Beta(a1, b1) kernel and that of
-``specificity`` the Beta(a0, b0) kernel on its interval, so the joint prior density of
+* ``kappa="nonzero"`` (default): independent Beta priors on every q0 and q1 (log-odds
+  transforms), κ of either sign; a flipped judge (κ < 0) is estimated like any other. Without a
+  calibration item of each class the prior is symmetric enough that the posterior can be
+  bimodal (label switching, one mode per orientation); ``build`` warns
+  (:class:`~bayescal.identify.IdentificationWarning`).
+* ``kappa="positive"``: every judge better than chance, for judges known to be. The sensitivity is
+  free in (0, 1) (log-odds transform); the specificity lives on :math:`(1 - q_{1k}, 1)` through an
+  interval transform whose lower bound is :math:`1 - q_{1k}`: an unconstrained :math:`z` maps to
+  :math:`q_{0k} = 1 - q_{1k}\sigma(-z)`, so :math:`\kappa_k = q_{1k}\sigma(z) > 0` at every point
+  the sampler or optimizer can reach. ``build`` warns when a judge's calibration labels give
+  :math:`\hat\kappa < 0` (the posterior then piles up at κ = 0).
+
+**Induced prior under ``kappa="positive"``.** The log density of ``sensitivity`` is the
+Beta(a1, b1) kernel and that of ``specificity`` the Beta(a0, b0) kernel on its interval, so the
+joint prior density of
 :math:`(q_{0k}, q_{1k})` is the product of the two Betas truncated to the triangle
 :math:`q_0 + q_1 > 1` (up to one constant), and PyMC adds the transforms' Jacobians for NUTS
 only. MAP (``bayescal.fit(model, "map")``, which optimises without the Jacobians) is therefore
@@ -35,10 +46,10 @@ Forward draws (prior predictive) follow the same joint law exactly: q1 from that
 marginal (by rejection), then q0 | q1 from Beta(a0, b0) truncated to (1 - q1, 1). Only the sum
 of the two log densities is meaningful, as the truncated product up to log P(κ > 0).
 
-**Where the mode is not interior.** The truncated product has positive density at κ = 0, so
-for a judge the data place at or below chance the MAP runs to κ → 0 (the twin then raises
-``MLEBoundaryError`` for its penalized fit too); NUTS is unaffected (the posterior is proper and
-κ > 0 in every draw). With the uniform prevalence prior, the mode can also sit at θ = 0 or 1.
+**Where the mode is not interior.** Under ``kappa="positive"`` the truncated product has
+positive density at κ = 0, so for a judge the data place at or below chance the MAP runs to
+κ → 0 (the twin then raises ``MLEBoundaryError`` for its penalized fit too). Under both settings,
+with the uniform prevalence prior, the mode can sit at θ = 0 or 1 when a class is absent.
 
 The likelihood is the sum over items of log-probabilities (no multinomial coefficient), the
 convention of :func:`bayescal.frequentist.misclassification.loglik`. See
@@ -59,7 +70,13 @@ from pymc.distributions.transforms import Interval, logodds
 from scipy.stats import beta as beta_dist
 
 from bayescal.data import Labels
-from bayescal.frequentist.misclassification import patterns, unidentified
+from bayescal.frequentist.misclassification import (
+    KAPPA_SETTINGS,
+    patterns,
+    sign_unidentified,
+    unidentified,
+    warn_negative_kappa,
+)
 from bayescal.identify import IdentificationWarning
 
 __all__ = ["Priors", "build"]
@@ -75,14 +92,15 @@ class Priors:
         Beta(a, b) for θ. Default Beta(1, 1): the prevalence is what the analysis is for, so
         the prior leaves it uniform.
     specificity, sensitivity : tuple of float
-        Beta(a, b) for every judge's q0 and q1, truncated jointly to q0 + q1 > 1. Default
-        Beta(2, 2): one pseudo-success and one pseudo-failure per parameter, the add-one
-        smoothing the seed's own Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)).
-        It keeps the mode off 0 and 1 when a judge makes no error on the calibration set (where
-        the MLE runs to the boundary), is symmetric about chance so it claims nothing about
-        judge quality beyond κ > 0, and moves a mode by two pseudo-items only.
-        After the truncation each q has prior mean 22/35 ≈ 0.629 and κ prior mean 9/35 ≈ 0.257,
-        with P(κ < 0.1) ≈ 0.236.
+        Beta(a, b) for every judge's q0 and q1: independent under ``kappa="nonzero"``,
+        truncated jointly to q0 + q1 > 1 under ``kappa="positive"``. Default Beta(2, 2): one
+        pseudo-success and one pseudo-failure per parameter, the add-one smoothing the seed's
+        own Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)). It keeps the mode off 0
+        and 1 when a judge makes no error on the calibration set (where the MLE runs to the
+        boundary), is symmetric about chance so it claims nothing about judge quality (nor,
+        untruncated, about the sign of κ: prior mean κ = 0), and moves a mode by two
+        pseudo-items only. After the κ > 0 truncation each q has prior mean 22/35 ≈ 0.629 and
+        κ prior mean 9/35 ≈ 0.257, with P(κ < 0.1) ≈ 0.236.
     """
 
     prevalence: tuple[float, float] = (1.0, 1.0)
@@ -244,7 +262,11 @@ def _draw_labels(
 
 # ------------------------------------------------------------------ model
 def build(
-    labels: Labels, priors: Priors | None = None, *, judges: Sequence[str] | None = None
+    labels: Labels,
+    priors: Priors | None = None,
+    *,
+    judges: Sequence[str] | None = None,
+    kappa: str = "nonzero",
 ) -> pm.Model:
     """Build the misclassification model as a PyMC model.
 
@@ -256,13 +278,17 @@ def build(
         Beta priors (default ``Priors()``; ``Priors.flat()`` makes the MAP the MLE).
     judges : sequence of str, optional
         Judges to use (default: all).
+    kappa : {"nonzero", "positive"}
+        ``"nonzero"`` (default, the paper's κ ≠ 0): independent Beta priors, the calibration
+        labels fix the sign of each κ. ``"positive"``: κ_k > 0 by parameterization, for judges
+        known to beat chance.
 
     Returns
     -------
     pymc.Model
-        Free ``prevalence``, ``sensitivity`` (log-odds) and ``specificity`` (interval
-        (1 - sensitivity, 1)); observed ``labels`` (counts per pattern). Data: ``yhat``
-        (pattern, judge), ``human`` and ``test`` (pattern).
+        Free ``prevalence``, ``sensitivity`` (log-odds) and ``specificity`` (log-odds; under
+        ``"positive"`` the interval (1 - sensitivity, 1)); observed ``labels`` (counts per
+        pattern). Data: ``yhat`` (pattern, judge), ``human`` and ``test`` (pattern).
 
     Raises
     ------
@@ -273,8 +299,14 @@ def build(
     -----
     IdentificationWarning
         One judge and no calibration item with Y = 1 (or Y = 0): the sensitivity (specificity)
-        is then informed by its prior only.
+        is then informed by its prior only. Under ``"nonzero"``, any number of judges and a
+        human class absent from calibration: the sign of κ rests on the prior (label
+        switching; the posterior can be bimodal).
+    UserWarning
+        Under ``"positive"``, a judge whose calibration labels give κ̂ < 0.
     """
+    if kappa not in KAPPA_SETTINGS:
+        raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
     priors = priors if priors is not None else Priors()
     pat = patterns(labels, judges)
     reason = unidentified(pat)
@@ -285,6 +317,18 @@ def build(
             IdentificationWarning,
             stacklevel=2,
         )
+    # one judge without a class already warned above; the sign warning is for K >= 2
+    sign = sign_unidentified(pat) if kappa == "nonzero" and reason is None else None
+    if sign is not None:
+        warnings.warn(
+            sign + "; the posterior can be bimodal (label switching) and NUTS chains can "
+            "disagree. Label items of both classes, or build with kappa='positive' if every "
+            "judge is known to beat chance.",
+            IdentificationWarning,
+            stacklevel=2,
+        )
+    if kappa == "positive":
+        warn_negative_kappa(pat)
     coords = {"judge": list(pat.judges), "pattern": pat.names}
     a0, b0 = (float(v) for v in priors.specificity)
     a1, b1 = (float(v) for v in priors.sensitivity)
@@ -293,23 +337,11 @@ def build(
         human = pm.Data("human", pat.y, dims="pattern")
         test = pm.Data("test", pat.test.astype(np.int8), dims="pattern")
         prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0], beta=priors.prevalence[1])
-        sensitivity = pm.CustomDist(
-            "sensitivity", a1, b1, a0, b0,
-            logp=_sensitivity_logp,
-            random=_draw_sensitivity,
-            support_point=lambda rv, size, *_: pt.full_like(rv, 0.8),
-            transform=logodds,
-            dims="judge",
-        )
-        specificity = pm.CustomDist(
-            "specificity", sensitivity, a0, b0,
-            logp=_specificity_logp,
-            random=_draw_specificity,
-            # the middle of (1 - q1, 1): 0.6 at the starting q1 = 0.8
-            support_point=lambda rv, size, q1, *_: pt.zeros_like(rv) + 1 - q1 / 2,
-            transform=Interval(bounds_fn=_specificity_bounds),
-            dims="judge",
-        )
+        if kappa == "nonzero":
+            sensitivity = pm.Beta("sensitivity", alpha=a1, beta=b1, dims="judge")
+            specificity = pm.Beta("specificity", alpha=a0, beta=b0, dims="judge")
+        else:
+            sensitivity, specificity = _positive_accuracies(a0, b0, a1, b1)
         pm.CustomDist(
             "labels", prevalence, specificity, sensitivity, yhat, human, test,
             float(pat.m), float(pat.n),
@@ -320,3 +352,27 @@ def build(
             dims="pattern",
         )
     return model
+
+
+def _positive_accuracies(
+    a0: float, b0: float, a1: float, b1: float
+) -> tuple[pt.TensorVariable, pt.TensorVariable]:
+    """Sensitivity and specificity with κ > 0 by parameterization (inside a model context)."""
+    sensitivity = pm.CustomDist(
+        "sensitivity", a1, b1, a0, b0,
+        logp=_sensitivity_logp,
+        random=_draw_sensitivity,
+        support_point=lambda rv, size, *_: pt.full_like(rv, 0.8),
+        transform=logodds,
+        dims="judge",
+    )
+    specificity = pm.CustomDist(
+        "specificity", sensitivity, a0, b0,
+        logp=_specificity_logp,
+        random=_draw_specificity,
+        # the middle of (1 - q1, 1): 0.6 at the starting q1 = 0.8
+        support_point=lambda rv, size, q1, *_: pt.zeros_like(rv) + 1 - q1 / 2,
+        transform=Interval(bounds_fn=_specificity_bounds),
+        dims="judge",
+    )
+    return sensitivity, specificity
