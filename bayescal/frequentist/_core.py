@@ -5,6 +5,9 @@ Nothing here imports PyMC: the twins must stay independent of the Bayesian model
 
 from __future__ import annotations
 
+import json
+import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +26,16 @@ __all__ = ["Estimate", "MLEBoundaryError", "cluster_meat", "zero_sum_basis"]
 
 class MLEBoundaryError(ValueError):
     """The likelihood has no interior maximum: some parameter runs to a boundary."""
+
+
+_COV_NAME = "estimate_cov"
+
+
+def _json_scalar(value: Any) -> Any:
+    """numpy scalars and 0-d arrays as Python numbers (anything else is not serialisable)."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 @cache
@@ -158,6 +171,62 @@ class Estimate:
                 )
             )
         return pd.concat(frames).set_index("term")[COLUMNS]
+
+    def to_netcdf(self, path: str | os.PathLike[str]) -> None:
+        """Save to a netCDF file that :meth:`from_netcdf` reads back exactly.
+
+        The file holds the parameters under their own names, the covariance as
+        ``estimate_cov(term, term_col)`` with the term labels as coordinates, and the method,
+        interval kinds, log-likelihood, convergence flag and ``info`` as JSON attributes.
+        ``info`` entries that are not JSON-serialisable (numpy scalars are converted) are
+        left out with a warning naming them.
+        """
+        if _COV_NAME in self.params.data_vars:
+            raise ValueError(f"a parameter is named {_COV_NAME!r}, the covariance's reserved name")
+        info, dropped = {}, []
+        for key, value in self.info.items():
+            try:
+                info[key] = json.loads(json.dumps(value, default=_json_scalar))
+            except (TypeError, ValueError):
+                dropped.append(key)
+        if dropped:
+            warnings.warn(f"Estimate.info entries {dropped} are not serialisable and are not "
+                          "saved", UserWarning, stacklevel=2)
+        ds = self.params.copy()
+        ds[_COV_NAME] = xr.DataArray(
+            np.asarray(self.cov, dtype=np.float64), dims=("term", "term_col"),
+            coords={"term": list(self.terms), "term_col": list(self.terms)},
+        )
+        ds.attrs = {
+            "bayescal_estimate": json.dumps({
+                "method": self.method, "interval": dict(self.interval),
+                "loglik": float(self.loglik), "converged": bool(self.converged),
+                "info": info,
+            }),
+        }
+        ds.to_netcdf(path, engine="h5netcdf")
+
+    @classmethod
+    def from_netcdf(cls, path: str | os.PathLike[str]) -> Estimate:
+        """Load an Estimate written by :meth:`to_netcdf`."""
+        with xr.open_dataset(path, engine="h5netcdf") as handle:
+            ds = handle.load()
+        if "bayescal_estimate" not in ds.attrs or _COV_NAME not in ds:
+            raise ValueError(f"{path} is not an Estimate file written by Estimate.to_netcdf")
+        meta = json.loads(ds.attrs["bayescal_estimate"])
+        cov = ds[_COV_NAME]
+        params = ds.drop_vars([_COV_NAME, "term", "term_col"])
+        params.attrs = {}
+        return cls(
+            method=meta["method"],
+            params=params,
+            cov=np.asarray(cov.values, dtype=np.float64),
+            terms=tuple(str(t) for t in cov.coords["term"].values),
+            interval=meta["interval"],
+            loglik=float(meta["loglik"]),
+            converged=bool(meta["converged"]),
+            info=meta["info"],
+        )
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}{tuple(v.shape)}" for k, v in self.params.data_vars.items())
