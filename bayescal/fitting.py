@@ -6,7 +6,8 @@ MAP results are stored like posteriors (1 chain x 1 draw), so :func:`bayescal.su
 
 Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
 observed *cell* (the models see aggregated cells, so ``az.loo`` on it is leave-one-CELL-out:
-all verdicts of one (judge, pair) cell are left out together, not one verdict), and the data
+all verdicts of one (judge, pair) cell are left out together, not one verdict; in the
+misclassification model a cell is a label pattern, all items sharing it), and the data
 groups show labels instead of integer codes (``constant_data.item_i`` holds item labels, the
 ``cell`` coordinate reads ``judge: item_i vs item_j``).
 """
