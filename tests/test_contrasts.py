@@ -238,3 +238,18 @@ def test_bad_inputs_are_refused():
         bc.ranks(est, draws=1)
     with pytest.raises(TypeError, match="DataTree"):
         bc.contrasts(THETA)
+
+
+def test_posterior_with_judge_specific_scores(rng):
+    """ability[judge, item] draws: judge= picks that judge's draws, not a pooled or other row."""
+    draws = rng.normal(size=(2, 200, 2, 3))
+    draws[:, :, 1, 0] += 5.0  # judge j2 puts item a far ahead
+    post = xr.Dataset({"ability": (("chain", "draw", "judge", "item"), draws)},
+                      coords={"judge": ["j1", "j2"], "item": ITEMS})
+    tree = xr.DataTree.from_dict({"posterior": post})
+    table = bc.contrasts(tree, judge="j2")
+    d = (draws[:, :, 1, 0] - draws[:, :, 1, 1]).ravel()
+    assert table.loc["ability[j2, a] - ability[j2, b]", "estimate"] == pytest.approx(d.mean())
+    assert bc.ranks(tree, judge="j2").index[0] == "a"
+    with pytest.raises(ValueError, match="judge="):
+        bc.win_probabilities(tree)
