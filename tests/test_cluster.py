@@ -84,7 +84,7 @@ def test_collapse_and_subset_keep_clusters_consistent(data):
 
 
 def test_cluster_column_must_exist_and_be_complete(frame):
-    with pytest.raises(DataError, match=r"'battle_id'.*not in the frame"):
+    with pytest.raises(DataError, match=r"missing column.*'cluster'.*'battle_id'"):
         bc.Comparisons.from_frame(frame, cluster="battle_id")
     bad = frame.copy()
     bad.loc[4, "battle"] = None
