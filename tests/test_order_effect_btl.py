@@ -200,6 +200,7 @@ def _assert_same(est, se, ref_est, ref_se):
     np.testing.assert_allclose(se, ref_se, rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
 @pytest.mark.parametrize("information", ["expected", "observed", "sandwich", "cluster"])
 def test_twin_equals_statsmodels_logit(data, information):
     """Estimates and standard errors equal statsmodels' Logit on the verdict rows with design
@@ -373,6 +374,16 @@ def test_standard_error_matches_monte_carlo_spread():
     assert abs(np.mean(b_hat) - float(one["order_effect"][0])) < 4 * np.sqrt(np.mean(se2) / reps)
 
 
+def test_few_clusters_warn_and_too_few_refuse(data):
+    """5 items give 10 pairs per judge for 5 parameters: a warning; 2 items give 1 cluster."""
+    with pytest.warns(UserWarning, match="10 .judge, pair. clusters for 5 parameters"):
+        oef.fit(data, information="cluster")
+    two = Comparisons.from_frame(frame([("A", "B", 1, 6, 4), ("A", "B", -1, 4, 6)]))
+    with pytest.raises(ValueError, match="singular"):
+        oef.fit(two, information="cluster")
+
+
+@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
 def test_cluster_sandwich_widens_under_pair_overdispersion():
     """With judge-pair noise ε_kij ~ N(0, 1) (DIAL §6.1 row 2; ~670 verdicts share each
     ε) the clustered SE of b is well above the model-based one; the independent-verdict
@@ -387,6 +398,7 @@ def test_cluster_sandwich_widens_under_pair_overdispersion():
 
 
 # ---------------------------------------------------------------- tests of b (§1.11)
+@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
 def test_wald_tests_and_holm(data):
     est = oef.fit(data, information="cluster")
     tab = oef.order_effect_tests(est)
