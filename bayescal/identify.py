@@ -443,8 +443,12 @@ def order_separation(data: Comparisons) -> dict[str, str]:
         mask = data.judge == k
         i, j, a = data.item_i[mask], data.item_j[mask], data.order[mask]
         won, lost = data.wins[mask] > 0, (data.count[mask] - data.wins[mask]) > 0
-        if np.all(won & lost):
-            continue  # every constraint is an equality: no direction can increase the fit
+        mixed = won & lost
+        n_comp, _, steps = _order_criterion(n, i[mixed], j[mixed], a[mixed])
+        if n_comp == 1 and steps:
+            # cells with both outcomes force x_c d = 0; if they alone identify (s_k, b_k), only
+            # d = 0 is left and no linear program is needed
+            continue
         x = np.zeros((int(mask.sum()), n + 1))
         rows = np.arange(len(i))
         x[rows, i], x[rows, j], x[rows, n] = 1.0, -1.0, a
