@@ -210,6 +210,10 @@ def fit(
     """
     if information not in _INFORMATION:
         raise ValueError(f"information must be one of {_INFORMATION}, got {information!r}")
+    empty = [k for k in data.judges if not np.any(data.judge == data.judges.index(k))]
+    if empty:
+        raise DataError(f"judge(s) {empty} have no comparisons; drop them with "
+                        "Comparisons.subset before fitting")
     penalized = penalty is not None and (penalty.ability_sd is not None
                                          and penalty.order_effect_sd is not None)
     if penalized:
