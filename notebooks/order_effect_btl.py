@@ -127,7 +127,7 @@ tests[tests["family"] == "b_k = 0"].set_index("judge").drop(columns=["family", "
 # Pairwise tests of equal order effects, $H_0: b_k = b_{k'}$ (Holm-adjusted within the family):
 
 # %%
-tests[tests["family"] == "b_k = b_k'"].drop(columns="family").round(4)
+tests[tests["family"] == "b_k = b_k'"].drop(columns="family")
 
 # %% [markdown]
 # ## Raw first-position win rates vs the model-based $b_k$
