@@ -17,7 +17,7 @@ import pandas as pd
 
 __all__ = ["main"]
 
-_MODELS = ("judge-discrimination-btl",)
+_MODELS = ("judge-discrimination-btl", "order-effect-btl")
 
 
 # ---------------------------------------------------------------- validation before any fit
@@ -261,7 +261,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count")
+_VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "cluster")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -275,6 +275,8 @@ def _fit(args: argparse.Namespace) -> int:
     columns = _given(args, _VERDICT_COLUMNS)
     _check_columns(frame, args.file, Comparisons.from_frame, columns, _VERDICT_COLUMNS)
     data = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
+    if args.model == "order-effect-btl":
+        return _fit_order_effect(args, data)
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -302,6 +304,42 @@ def _fit(args: argparse.Namespace) -> int:
         table.to_csv(out / "summary.csv")
         saved = out / ("estimate.nc" if args.method == "mle" else "posterior.nc")
         print(f"wrote {out / 'summary.csv'} and {saved}", file=sys.stderr)
+    return 0
+
+
+def _fit_order_effect(args: argparse.Namespace, data) -> int:
+    """``bayescal fit order-effect-btl``: DIAL model (1), its table and the Wald tests of b_k."""
+    import bayescal as bc
+    from bayescal.frequentist import order_effect_btl as twin
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    if args.method == "mle":
+        information = args.information
+        result = twin.fit(data, information=information)
+        table = result.summary(args.prob)
+    else:
+        from bayescal.models import order_effect_btl as oe
+
+        result = bc.fit(oe.build(data), args.method, draws=args.draws, tune=args.tune,
+                        chains=args.chains, random_seed=args.seed, nuts_sampler=args.sampler,
+                        progressbar=args.method == "nuts" and not args.no_progress)
+        table = bc.summarize(result, args.prob)
+        if out is not None:
+            result.to_netcdf(out / "posterior.nc")
+        if args.method == "nuts":
+            print(bc.diagnose(result, warn=True).to_string(), file=sys.stderr)
+    pd.set_option("display.width", 200)
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    if args.method == "mle":
+        print(f"\nWald tests of the order effects ({information} covariance; Holm within "
+              "each family):")
+        print(twin.order_effect_tests(result).to_string(
+            index=False, float_format=lambda v: f"{v:.4g}"))
+    if out is not None:
+        table.to_csv(out / "summary.csv")
+        print(f"wrote {out / 'summary.csv'}", file=sys.stderr)
     return 0
 
 
@@ -348,8 +386,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--prob", type=_probability, default=0.95, help="interval probability")
         p.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
         p.add_argument("--information", default="expected",
-                       choices=["expected", "observed", "sandwich"],
-                       help="Wald covariance of the MLE (default: expected, the paper's)")
+                       choices=["expected", "observed", "sandwich", "cluster"],
+                       help="Wald covariance of the MLE (default: expected, the paper's; "
+                       "'cluster' = cluster-robust: by --cluster for judge-discrimination-btl, by "
+                       "(judge, pair) for order-effect-btl)")
 
     demo = sub.add_parser("demo", help="fit MLE, MAP and NUTS and print the comparison table")
     demo.add_argument("data_dir", nargs="?", default=None, type=_existing_dir,
@@ -369,6 +409,9 @@ def _parser() -> argparse.ArgumentParser:
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
         fit.add_argument(f"--{flag}", default=None, help=f"column name (default {default})")
+    fit.add_argument("--cluster", default=None,
+                     help="column of a cluster key (battle or question id) for "
+                     "--information cluster")
     sampling(fit, 1000)
     fit.set_defaults(func=_fit)
 

@@ -35,6 +35,7 @@ __all__ = [
     "DatasetNotFoundError",
     "data_root",
     "debias_judge_results",
+    "llmbar",
     "llmfao",
     "pandalm_testset",
     "ppr_chatbot_arena",
@@ -470,3 +471,76 @@ def triviaqa_judges(path: PathArg = None, *, version: int = 2) -> pd.DataFrame:
     df = pd.concat([raw[["model", "question"]].astype(str), labels], axis=1)
     df = _drop(df, df[human].isna(), f"with an empty human label ({human})", "triviaqa_judges")
     return df.rename(columns={human: "human"}).astype({"human": np.int64}).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------ LLMBar
+_LLMBAR_SYNTHESIZE = ("Swap", "Swap_CoT")
+
+
+def llmbar(
+    path: PathArg = None,
+    *,
+    strategies: Iterable[str] | str | None = None,
+    synthesize: bool = False,
+) -> pd.DataFrame:
+    """LLMBar: 6 LLM evaluators x prompting strategies, every verdict in both display orders.
+
+    1,209 items (instruction + two anonymous outputs) in 13 subsets; judges GPT-4, ChatGPT,
+    ChatGPT-0301, PaLM2, LLaMA2, Falcon. Source: princeton-nlp/LLMBar (Zeng et al., ICLR 2024),
+    ``llmbar/llmbar_judgments_long.csv`` (derived from the repository's result files; see
+    ``llmbar/PROVENANCE.md``). License: MIT.
+
+    The outputs are anonymous, so ``item_a``/``item_b`` are the labels ``output_1``/``output_2``
+    of one item (``question``): a two-alternative design per item, not a ranking of systems.
+    Pooled over items, each judge has one pair in both orders, which identifies its order
+    effect (DIAL Prop. 1, a 2-cycle); build ``question + ":" + item_a`` labels to keep items
+    apart.
+
+    Parameters
+    ----------
+    path : str or PathLike, optional
+        Data root or the ``llmbar`` folder; default ``$BAYESCAL_DATA``.
+    strategies : str or iterable of str, optional
+        Prompting strategies to keep (default all: Vanilla, CoT, Swap, Metrics, Reference,
+        Rating, ...; the Processed subsets have only Vanilla_NoRules and Metrics_Reference).
+    synthesize : bool
+        Keep the "synthesize" step of the Swap strategies (sample 1, run only where the plain
+        two-order verdicts disagreed: a selected subset, not a display-order replicate).
+        Dropped by default (by design, without a warning).
+
+    Returns
+    -------
+    DataFrame
+        Tidy pairwise columns (see the module docstring) with item_a = the output displayed
+        first (``order`` = +1 on every row); plus ``strategy``, ``subset``, and ``gold``
+        (1.0 when the gold/human label prefers item_a, else 0.0). Rows without a parsable
+        verdict (348 in the file) are dropped with a warning.
+    """
+    (file,) = _locate(path, "llmbar", "llmbar_judgments_long.csv")
+    raw = pd.read_csv(file)
+    valid = tuple(sorted(raw["strategy"].unique()))
+    keep = raw["strategy"].isin(_choices(strategies, valid, "strategies"))
+    if not synthesize:
+        keep &= ~(raw["strategy"].isin(_LLMBAR_SYNTHESIZE) & (raw["sample"] == 1))
+    raw = raw.loc[keep.to_numpy()]
+    raw = _drop(raw, raw["winner"].isna(), "without a parsable verdict (winner empty)",
+                "llmbar")
+    swapped = raw["swapped"].to_numpy() == 1
+    first = np.where(swapped, "output_2", "output_1")
+    second = np.where(swapped, "output_1", "output_2")
+    first_code = np.where(swapped, 2, 1)
+    question = raw["subset"].astype(str) + "/" + raw["item"].astype(str)
+    return pd.DataFrame(
+        {
+            "item_a": first,
+            "item_b": second,
+            "outcome": (raw["winner"].to_numpy() == first_code).astype(np.float64),
+            "judge": raw["judge"].astype(str).to_numpy(),
+            "order": np.ones(len(raw), dtype=np.int64),
+            "question": question.to_numpy(),
+            "judge_kind": "llm",
+            "strategy": raw["strategy"].astype(str).to_numpy(),
+            "subset": raw["subset"].astype(str).to_numpy(),
+            "gold": (raw["label"].to_numpy() == first_code).astype(np.float64),
+        }
+    )

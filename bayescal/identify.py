@@ -25,10 +25,17 @@ __all__ = [
     "Identification",
     "IdentificationError",
     "IdentificationWarning",
+    "OrderIdentification",
     "check",
     "components",
     "discrimination_not_identified",
+    "order_effect",
+    "order_effect_rank",
+    "order_separation",
     "require_mle",
+    "require_order",
+    "require_order_effect_mle",
+    "warn_if_order_unidentified",
     "warn_if_unidentified",
 ]
 
@@ -260,3 +267,310 @@ def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
             out[label] = (f"gave {what} ({winner!r} over {loser!r}), so the likelihood is "
                           "monotone in its discrimination and runs to 0 or to infinity")
     return out
+
+
+# ---------------------------------------------------------------------- order effects (DIAL)
+@dataclass(frozen=True)
+class OrderIdentification:
+    """Whether one judge's scores and order effect are identified (DIAL Prop. 1, Cor. B.1).
+
+    Attributes
+    ----------
+    judge : str
+    connected : bool
+        The judge's comparison graph reaches every item (otherwise ``s_k`` is not identified).
+    nonzero_cycle : bool
+        Some cycle of the judge's comparison multigraph has a nonzero signed order sum, i.e.
+        :math:`z_k \\notin \\mathrm{col}(D_k)` (then ``b_k`` is identified given connectivity).
+    witness : tuple of (str, str, int)
+        A cycle with nonzero signed sum, as steps ``(from_item, to_item, order)`` where ``order``
+        is +1 when ``from_item`` was displayed first in that cell and -1 when second; the signed
+        sum is ``sum(order)``. Empty when there is none.
+    components : list of tuple of str
+        Connected components of the judge's comparison graph, largest first.
+    """
+
+    judge: str
+    connected: bool
+    nonzero_cycle: bool
+    witness: tuple[tuple[str, str, int], ...]
+    components: list[tuple[str, ...]]
+
+    @property
+    def identified(self) -> bool:
+        """``rank([D_k, z_k]) = N``: scores and order effect of this judge are identified."""
+        return self.connected and self.nonzero_cycle
+
+    @property
+    def signed_sum(self) -> int:
+        """Signed order sum of the witness cycle (0 when there is no witness)."""
+        return int(sum(step[2] for step in self.witness))
+
+    def reason(self) -> str:
+        """Why this judge is (not) identified, in words, naming items and the witness cycle."""
+        if not self.connected:
+            shown = "; ".join("{" + ", ".join(c) + "}" for c in self.components[:6])
+            return (f"judge {self.judge!r}: the comparison graph has {len(self.components)} "
+                    f"components ({shown}), so its scores in different components are not "
+                    "comparable")
+        if not self.nonzero_cycle:
+            return (f"judge {self.judge!r}: every cycle of its comparisons has signed order sum "
+                    "zero (no pair shown in both orders and no cycle with unbalanced display "
+                    "order), so the order effect is confounded with score differences "
+                    "(z_k lies in col(D_k))")
+        steps = " -> ".join(f"{a}({'first' if o > 0 else 'second'})" for a, _, o in self.witness)
+        return (f"judge {self.judge!r}: identified; witness cycle {steps} -> "
+                f"{self.witness[0][0]} has signed order sum {self.signed_sum}")
+
+
+def _order_criterion(
+    n_items: int, i: np.ndarray, j: np.ndarray, a: np.ndarray
+) -> tuple[int, np.ndarray | None, list[tuple[int, int, int]]]:
+    """Spanning-forest potentials for one judge's cells (SPEC §1.2), O(N + m).
+
+    Returns the number of components, the component label of every item and a witness cycle
+    as ``(from, to, order of from)`` steps (empty when every signed cycle sum vanishes).
+    """
+    m = len(i)
+    # adjacency in CSR form: every cell is an edge i -> j with potential drop a
+    ends = np.concatenate([i, j])
+    order = np.argsort(ends, kind="stable")
+    start = np.searchsorted(ends[order], np.arange(n_items + 1))
+    edge_of = order % m
+    label = np.full(n_items, -1)
+    x = np.zeros(n_items)
+    parent_edge = np.full(n_items, -1)
+    depth = np.zeros(n_items, dtype=np.int64)
+    in_tree = np.zeros(m, bool)
+    n_comp = 0
+    for root in range(n_items):
+        if label[root] >= 0:
+            continue
+        label[root] = n_comp
+        queue = [root]
+        while queue:
+            u = queue.pop()
+            for t in edge_of[start[u]:start[u + 1]]:
+                v = j[t] if i[t] == u else i[t]
+                if label[v] >= 0:
+                    continue
+                # x_i - x_j = a_t along tree edges
+                x[v] = x[u] - a[t] if i[t] == u else x[u] + a[t]
+                label[v], parent_edge[v], depth[v] = n_comp, t, depth[u] + 1
+                in_tree[t] = True
+                queue.append(v)
+        n_comp += 1
+    bad = np.flatnonzero(~in_tree & (x[i] - x[j] != a))
+    if len(bad) == 0:
+        return n_comp, label, []
+    t = int(bad[0])
+    # the cycle: non-tree edge i_t -> j_t, then the tree path j_t -> i_t
+    up_i, up_j = [], []  # tree edges climbed from i_t and from j_t towards their common ancestor
+    u, v = int(i[t]), int(j[t])
+    while u != v:
+        if depth[u] >= depth[v]:
+            up_i.append(int(parent_edge[u]))
+            e = parent_edge[u]
+            u = int(j[e] if i[e] == u else i[e])
+        else:
+            up_j.append(int(parent_edge[v]))
+            e = parent_edge[v]
+            v = int(j[e] if i[e] == v else i[e])
+    steps = [(int(i[t]), int(j[t]), int(a[t]))]
+    node = int(j[t])
+    for e in up_j + up_i[::-1]:
+        nxt = int(j[e] if i[e] == node else i[e])
+        steps.append((node, nxt, int(a[e]) if i[e] == node else -int(a[e])))
+        node = nxt
+    return n_comp, label, steps
+
+
+def _judge_cells(data: Comparisons, judge: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if judge not in data.judges:
+        raise DataError(f"unknown judge {judge!r}; judges are {data.judges}")
+    mask = data.judge == data.judges.index(judge)
+    return data.item_i[mask], data.item_j[mask], data.order[mask]
+
+
+def order_effect(data: Comparisons) -> dict[str, OrderIdentification]:
+    """DIAL's identification criterion per judge in O(N + m_k) (Prop. 1, Cor. B.1; SPEC §1.2).
+
+    A breadth-first spanning forest assigns potentials :math:`x` with :math:`x_i - x_j = a_t`
+    along tree edges; :math:`z_k \\in \\mathrm{col}(D_k)` exactly when every non-tree edge
+    satisfies the same equation, and the first edge that does not closes a cycle with nonzero
+    signed order sum (a pair shown in both orders is a 2-cycle with sum 2).
+
+    Parameters
+    ----------
+    data : Comparisons
+        With display order recorded (cells with ``order == 0`` are an error).
+
+    Returns
+    -------
+    dict of str to OrderIdentification
+        One entry per judge, in the order of ``data.judges``.
+
+    Raises
+    ------
+    DataError
+        Some cells have no recorded display order.
+    """
+    require_order(data)
+    out = {}
+    for judge in data.judges:
+        i, j, a = _judge_cells(data, judge)
+        n_comp, label, steps = _order_criterion(data.n_items, i, j, a)
+        witness = tuple((data.items[u], data.items[v], o) for u, v, o in steps)
+        out[judge] = OrderIdentification(
+            judge=judge,
+            connected=n_comp == 1,
+            nonzero_cycle=bool(steps),
+            witness=witness,
+            components=_component_labels(data.items, n_comp, label),
+        )
+    return out
+
+
+def order_effect_rank(data: Comparisons) -> dict[str, bool]:
+    """The slow cross-check of :func:`order_effect`: ``rank([D_k, z_k]) == N`` per judge (Prop. 1).
+
+    Dense SVD of the judge's (cells x (N+1)) design; use for tests and small data.
+    """
+    require_order(data)
+    out = {}
+    for judge in data.judges:
+        i, j, a = _judge_cells(data, judge)
+        out[judge] = _rank_design(data.n_items, i, j, a) == data.n_items
+    return out
+
+
+def _rank_design(n_items: int, i: np.ndarray, j: np.ndarray, a: np.ndarray) -> int:
+    design = np.zeros((len(i), n_items + 1))
+    rows = np.arange(len(i))
+    design[rows, i] = 1.0
+    design[rows, j] = -1.0
+    design[rows, n_items] = a
+    return int(np.linalg.matrix_rank(design)) if len(i) else 0
+
+
+def require_order(data: Comparisons) -> None:
+    """Raise :class:`DataError` naming the cells whose display order was not recorded."""
+    missing = data.order == 0
+    if not missing.any():
+        return
+    idx = np.flatnonzero(missing)
+    shown = ", ".join(
+        f"({data.judges[data.judge[c]]!r}, {data.items[data.item_i[c]]!r}, "
+        f"{data.items[data.item_j[c]]!r})" for c in idx[:5]
+    )
+    more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
+    raise DataError(
+        f"display order is not recorded for {len(idx)} of {data.n_cells} cells (judge, item, "
+        f"item): {shown}{more}. The order-effect model needs it: build Comparisons from a frame "
+        "with an 'order' column (+1 when item_a was displayed first, -1 when second), or "
+        "use a model without order effects."
+    )
+
+
+def order_separation(data: Comparisons) -> dict[str, str]:
+    """Judges whose order-effect BTL MLE is infinite (separation; Albert & Anderson 1984).
+
+    For judge k the MLE of :math:`(s_k, b_k)` is finite iff no direction :math:`d \\neq 0` has
+    :math:`x_c^\\top d \\ge 0` on every cell with a win of item i and :math:`\\le 0` on every cell
+    with a win of item j (ties count both ways), with strict inequality somewhere, where
+    :math:`x_c = (e_i - e_j, a_c)`. This is decided by a small linear program per judge. It
+    generalises Zermelo's strong-connectivity condition to the order covariate.
+
+    Returns
+    -------
+    dict of str to str
+        For each judge without a finite MLE, a description of the direction in which the
+        likelihood keeps increasing. Judges with a finite MLE are absent.
+    """
+    from scipy.optimize import linprog
+
+    require_order(data)
+    out = {}
+    n = data.n_items
+    for k, judge in enumerate(data.judges):
+        mask = data.judge == k
+        i, j, a = data.item_i[mask], data.item_j[mask], data.order[mask]
+        won, lost = data.wins[mask] > 0, (data.count[mask] - data.wins[mask]) > 0
+        mixed = won & lost
+        n_comp, _, steps = _order_criterion(n, i[mixed], j[mixed], a[mixed])
+        if n_comp == 1 and steps:
+            # cells with both outcomes force x_c d = 0; if they alone identify (s_k, b_k), only
+            # d = 0 is left and no linear program is needed
+            continue
+        x = np.zeros((int(mask.sum()), n + 1))
+        rows = np.arange(len(i))
+        x[rows, i], x[rows, j], x[rows, n] = 1.0, -1.0, a
+        # constraints sign_c x_c d >= 0, written as -sign_c x_c d <= 0; both when a cell has both
+        lhs = np.vstack([-x[won], x[lost]])
+        # maximise the total signed slope sum_c sign_c x_c d within the box |d| <= 1, sum s = 0
+        obj = -(x[won].sum(axis=0) - x[lost].sum(axis=0))
+        eq = np.concatenate([np.ones(n), [0.0]])[None, :]
+        res = linprog(obj, A_ub=lhs, b_ub=np.zeros(len(lhs)), A_eq=eq, b_eq=[0.0],
+                      bounds=[(-1, 1)] * (n + 1), method="highs")
+        if res.status != 0 or -res.fun <= 1e-9:
+            continue
+        d = res.x
+        up = [data.items[c] for c in np.flatnonzero(d[:n] > 1e-9)]
+        down = [data.items[c] for c in np.flatnonzero(d[:n] < -1e-9)]
+        parts = []
+        if up or down:
+            parts.append(f"the score gap between {up} (up) and {down} (down) grows without bound")
+        if abs(d[n]) > 1e-9:
+            parts.append("the order effect runs to " + ("+inf (the first-shown item always wins "
+                         "where it matters)" if d[n] > 0 else "-inf (the second-shown item "
+                         "always wins where it matters)"))
+        out[judge] = " and ".join(parts)
+    return out
+
+
+def require_order_effect_mle(data: Comparisons) -> dict[str, OrderIdentification]:
+    """Raise unless every judge's order-effect BTL MLE is identified and finite.
+
+    Raises
+    ------
+    DataError
+        Display order not recorded for some cells (named).
+    IdentificationError
+        A judge's graph is disconnected, its order effect is confounded with the scores (no
+        cycle with nonzero signed order sum), or its MLE is infinite (separation); the message
+        names the judge, the reason and what to do.
+    """
+    ident = order_effect(data)
+    bad = [v for v in ident.values() if not v.identified]
+    if bad:
+        raise IdentificationError(
+            "the order-effect BTL is not identified per judge (DIAL Prop. 1: rank([D_k, z_k]) "
+            "must equal N): " + "; ".join(v.reason() for v in bad)
+            + ". Show some pairs in both display orders (or add comparisons that close a cycle "
+            "with unbalanced order, and that join the components), drop the judge "
+            "(Comparisons.subset), or use the Bayesian fit, where the prior then sets what the "
+            "data leave free."
+        )
+    sep = order_separation(data)
+    if sep:
+        raise IdentificationError(
+            "the order-effect BTL MLE does not exist (it runs to infinity) for "
+            + "; ".join(f"judge {k!r}: {why}" for k, why in sep.items())
+            + ". Add comparisons for these judges or use the MAP/NUTS fit, whose prior keeps "
+            "the estimates finite."
+        )
+    return ident
+
+
+def warn_if_order_unidentified(data: Comparisons) -> dict[str, OrderIdentification]:
+    """Warn (Bayesian fits) for each judge whose scores or order effect are prior-driven."""
+    ident = order_effect(data)
+    for v in ident.values():
+        if not v.identified:
+            warnings.warn(v.reason() + "; the posterior of what the data leave free comes from "
+                          "the prior only.", IdentificationWarning, stacklevel=3)
+    for k, why in order_separation(data).items():
+        warnings.warn(f"judge {k!r}: the maximum-likelihood estimate is infinite ({why}); "
+                      "the posterior there is bounded only by the prior.",
+                      IdentificationWarning, stacklevel=3)
+    return ident

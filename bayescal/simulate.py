@@ -12,7 +12,13 @@ from scipy.special import expit
 
 from bayescal.data import Comparisons, DataError, Labels
 
-__all__ = ["judge_discrimination_btl", "judge_discrimination_truth", "misclassification"]
+__all__ = [
+    "judge_discrimination_btl",
+    "judge_discrimination_truth",
+    "misclassification",
+    "order_effect_btl",
+    "order_effect_truth",
+]
 
 
 def judge_discrimination_truth(
@@ -231,3 +237,95 @@ def misclassification(
         },
     )
     return labels, truth
+
+
+# ---------------------------------------------------------------- DIAL order effects (seed 000)
+def order_effect_truth(
+    n_items: int, n_judges: int, *, rank: int = 1, random_seed: int | None = None
+) -> xr.Dataset:
+    r"""Draw DIAL's synthetic truth (SPEC §1.14 steps 1, 2 and 4): scores S and order effects b.
+
+    :math:`\mu \sim N(0, I_N)` centred and scaled to :math:`\|\mu\|^2 = N`;
+    :math:`\gamma_k = 1 + 0.3\xi_k` rescaled to :math:`\sum\gamma = K`; V Gaussian, projected
+    off span{1, μ}, orthonormalised and × √N; U Gaussian, column-centred;
+    :math:`S = \gamma\mu^\top + UV^\top`. Order effects :math:`b_k = \beta_k\sigma_k`,
+    :math:`\beta_k \sim U(0.3, 1.2)`, :math:`\sigma_k = +1` w.p. 0.8 else -1, last judge 0.05.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``ability`` (judge, item; each row sums to zero) and ``order_effect`` (judge).
+    """
+    if not 1 <= rank <= min(n_judges - 1, n_items - 2):
+        raise ValueError(f"rank must satisfy 1 <= rank <= min(K-1, N-2), got {rank}")
+    rng = np.random.default_rng(random_seed)
+    mu = rng.normal(size=n_items)
+    mu -= mu.mean()
+    mu *= np.sqrt(n_items) / np.linalg.norm(mu)
+    gamma = 1 + 0.3 * rng.normal(size=n_judges)
+    gamma *= n_judges / gamma.sum()
+    v = rng.normal(size=(n_items, rank))
+    span = np.linalg.qr(np.column_stack([np.ones(n_items), mu]))[0]
+    v = np.linalg.qr(v - span @ (span.T @ v))[0] * np.sqrt(n_items)
+    u = rng.normal(size=(n_judges, rank))
+    u -= u.mean(axis=0)
+    s = np.outer(gamma, mu) + u @ v.T
+    b = rng.uniform(0.3, 1.2, n_judges) * np.where(rng.random(n_judges) < 0.8, 1.0, -1.0)
+    b[-1] = 0.05
+    return xr.Dataset(
+        {"ability": (("judge", "item"), s - s.mean(axis=1, keepdims=True)),
+         "order_effect": ("judge", b)},
+        coords={"judge": [f"judge_{k:02d}" for k in range(n_judges)],
+                "item": [f"model_{i:02d}" for i in range(n_items)]},
+    )
+
+
+def order_effect_btl(
+    truth: xr.Dataset,
+    n_comparisons: int,
+    *,
+    p_first: float = 0.75,
+    pair_sd: float = 0.0,
+    random_seed: int | None = None,
+) -> Comparisons:
+    r"""Simulate DIAL's LLM comparisons (SPEC §1.14 step 5) under model (1).
+
+    Each verdict: judge k uniform, pair (i < j) uniform over the N(N-1)/2 pairs, the canonical
+    item i displayed first (a = +1) with probability ``p_first`` (DIAL: 0.75), else a = -1;
+    :math:`y \sim \mathrm{Bern}(\sigma(s_{ki} - s_{kj} + a b_k + \varepsilon_{kij}))` with
+    :math:`\varepsilon_{kij} \sim N(0, \sigma_L^2)` drawn once per (judge, pair): the
+    judge-pair overdispersion of DIAL's misspecified row (``pair_sd`` = σ_L; 0 = exact model).
+
+    Parameters
+    ----------
+    truth : Dataset
+        ``ability`` (judge, item) and ``order_effect`` (judge), e.g. :func:`order_effect_truth`.
+    n_comparisons : int
+        n_l.
+    p_first, pair_sd : float
+    random_seed : int, optional
+
+    Returns
+    -------
+    Comparisons
+        With display order recorded.
+    """
+    if not 0 <= p_first <= 1:
+        raise ValueError(f"p_first must lie in [0, 1], got {p_first}")
+    s = np.asarray(truth["ability"].values, dtype=np.float64)
+    b = np.asarray(truth["order_effect"].values, dtype=np.float64)
+    n_judges, n_items = s.shape
+    rng = np.random.default_rng(random_seed)
+    ii, jj = np.triu_indices(n_items, 1)
+    eps = rng.normal(scale=pair_sd, size=(n_judges, len(ii))) if pair_sd > 0 else None
+    k = rng.integers(0, n_judges, n_comparisons)
+    pair = rng.integers(0, len(ii), n_comparisons)
+    a = np.where(rng.random(n_comparisons) < p_first, 1, -1)
+    eta = s[k, ii[pair]] - s[k, jj[pair]] + a * b[k]
+    if eps is not None:
+        eta = eta + eps[k, pair]
+    y = (rng.random(n_comparisons) < expit(eta)).astype(np.float64)
+    return Comparisons.from_codes(
+        [str(v) for v in truth["item"].values], [str(v) for v in truth["judge"].values],
+        judge=k, item_a=ii[pair], item_b=jj[pair], outcome=y, order=a,
+    )
