@@ -62,6 +62,7 @@ def test_cluster_key_is_carried_without_changing_cells(frame, data):
         assert np.array_equal(getattr(plain, name), getattr(data, name))
     assert plain.clusters == () and plain.cluster_code.size == 0
     assert len(data.clusters) == frame["battle"].nunique()
+    assert f"{len(data.clusters)} clusters" in repr(data)
     _check_consistent(data)
     g = data.clusters.index("b007")
     rec = data.cluster_code == g
