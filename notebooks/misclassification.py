@@ -291,9 +291,10 @@ for name, note in notes_fresh.items():
 #   labels that divisor is small or negative; the interval then spans almost all of $[0, 1]$ or the
 #   estimator is undefined, which the table reports instead of a number.
 # * **PPI++, the EIF and the MLE** nearly coincide wherever all three are defined (for a binary
-#   judge they are the same estimator to first order). The MLE, which keeps $\kappa > 0$, stops at
-#   the boundary when the calibration set makes the judge look no better than chance; the EIF and
-#   PPI++ do not need $\kappa > 0$ (PPI++ then takes a negative weight) and stay defined.
+#   judge they are the same estimator to first order). None of them needs $\kappa > 0$: when the
+#   calibration set makes the judge look worse than chance, PPI++ takes a negative weight and the
+#   MLE (free $\kappa$, the paper's $\kappa \ne 0$) a negative $\hat\kappa$. Only the MLE under
+#   `kappa="positive"` (the seed's R package) would stop at the boundary $\kappa \to 0$.
 #
 # The next cell checks these statements on both splits.
 
@@ -310,16 +311,17 @@ kappa_cal = judge_quality(arena[fresh_cal], "human", ["gpt-5.2"]).loc["gpt-5.2",
 weight = fits_fresh["PPI++"].info["llm_weight"]
 print(f"gpt-5.2 on the fresh split: calibration κ = {kappa_cal:.3f}, PPI++ weight λ = {weight:.3f}")
 assert (kappa_cal <= 0) == ("Rogan-Gladen, raw" in notes_fresh) == (weight <= 0)
-if kappa_cal <= 0:
-    assert "MLE" in notes_fresh
+assert "MLE" not in notes_fresh  # free κ: defined whatever the sign of κ̂
+if kappa_cal < 0:
+    assert fits_fresh["MLE"].info["full_fit"].info["kappa"]["gpt-5.2"] < 0
 
 # %% [markdown]
 # ### 1c. The Bayesian misclassification model
 #
-# `mm.build` gives a plain `pm.Model`: a uniform prior on the prevalence and Beta(2, 2) priors on
-# each judge's specificity and sensitivity, truncated jointly to $\kappa > 0$ by the
-# parameterization (`mm.Priors()`). First the vignette split, where the maximum-likelihood
-# estimate is interior: there the MAP with flat priors must equal the twin's MLE, and the MAP with
+# `mm.build` gives a plain `pm.Model`: a uniform prior on the prevalence and independent
+# Beta(2, 2) priors on each judge's specificity and sensitivity (`mm.Priors()`), with
+# $\kappa = q_0 + q_1 - 1$ of either sign: the calibration labels of both classes fix it (card, §4).
+# First the vignette split: the MAP with flat priors must equal the twin's MLE, and the MAP with
 # the default priors the twin's penalized MLE.
 
 # %%
@@ -348,28 +350,36 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DiagnosticWarning)  # the table below shows every check
     post_vignette = nuts(model_vignette)
 print(bc.diagnose(post_vignette, warn=False).to_string())
-assert float(kappa_draws(post_vignette).min()) > 0  # κ > 0 in every draw, by construction
+print(f"GPT-4o-mini on the vignette split: posterior P(κ < 0) = "
+      f"{float((kappa_draws(post_vignette) < 0).mean()):.2f}")
 
 # %% [markdown]
 # On the fresh split (default seed) GPT-5.2 looks no better than chance on its calibration items
-# (printed above), so the constrained MLE is on the boundary $\kappa \to 0$, and the MAP goes there
-# too: the truncated Beta prior has positive density at $\kappa = 0$ (card, §5). NUTS is
-# unaffected. The posterior is proper and keeps $\kappa > 0$ in every draw; where the data leave
-# $\kappa$ near 0, the prevalence is informed mostly by the human labels.
+# (printed above). The paper asks only $\kappa \ne 0$, and the one-judge model is saturated, so the
+# MLE is interior whatever the sign of $\hat\kappa$ (it is the all-items cell EIF), and the MAP is
+# interior too. Imposing $\kappa > 0$ (`kappa="positive"`, the seed's R package) would put both on
+# the boundary $\kappa \to 0$ and pile the posterior up there; the library warns when the
+# calibration labels contradict that restriction.
 
 # %%
 model_fresh = mm.build(fresh, judges=["gpt-5.2"])
 map_fresh = bc.fit(model_fresh, method="map")
 map_kappa = float(kappa_draws(map_fresh).squeeze())
-try:
-    mle_fresh = mf.fit(fresh, judges=["gpt-5.2"])
-    print("MLE is interior:", mle_fresh.summary(PROB)[["estimate", "lower", "upper"]])
-except MLEBoundaryError as err:
-    mle_fresh = None
-    print("MLE:", str(err)[:300], "...")
-print(f"MAP (default priors): κ = {map_kappa:.2e}")
-if kappa_cal <= 0:  # a one-judge model is saturated: κ̂ <= 0 on calibration puts both on κ = 0
-    assert mle_fresh is None and map_kappa < 1e-3
+mle_fresh = mf.fit(fresh, judges=["gpt-5.2"])
+print("MLE:", mle_fresh.summary(PROB)[["estimate", "lower", "upper"]].round(3).to_string(),
+      sep="\n")
+print(f"MLE κ̂ = {mle_fresh.info['kappa']['gpt-5.2']:.3f}; MAP (default priors) κ = "
+      f"{map_kappa:.3f}")
+if kappa_cal < 0:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            mf.fit(fresh, judges=["gpt-5.2"], kappa="positive")
+            positive_fit = "interior"
+        except MLEBoundaryError:
+            positive_fit = "MLEBoundaryError (κ → 0)"
+    print(f"with kappa='positive': {positive_fit}; warning: {str(caught[0].message)[:120]} ...")
+    assert positive_fit != "interior" and map_kappa < 0
 
 # %%
 with warnings.catch_warnings():
@@ -377,8 +387,7 @@ with warnings.catch_warnings():
     post_fresh = nuts(model_fresh)
 diag_fresh = bc.diagnose(post_fresh, warn=False)
 print(diag_fresh.to_string())
-assert float(kappa_draws(post_fresh).min()) > 0
-print(f"posterior P(κ < 0.1) = {float((kappa_draws(post_fresh) < 0.1).mean()):.2f}")
+print(f"posterior P(κ < 0) = {float((kappa_draws(post_fresh) < 0).mean()):.2f}")
 
 # %% [markdown]
 # ### 1d. Posterior beside every frequentist interval
@@ -426,20 +435,19 @@ for title, table in panels.items():
 # scale; the posterior carries the same information without either approximation, and its
 # Beta(2, 2) prior on the judge's accuracies acts like two pseudo-labels per class. So the
 # posterior interval is of the PPI++/EIF/MLE width, not identical to it, and it never needs to
-# be refused. Where the MLE is on the boundary (the fresh split, with the default seed), the
-# posterior is the only likelihood-based interval left.
+# be refused. Where the MLE is on the boundary (a judge with no error of one kind on the
+# calibration items), the posterior is the only likelihood-based interval left.
 #
 # The prior does matter for the judge's own accuracies when a class has very few labels. The
-# vignette split has only four calibration items with $Y = 1$ (its counts above), so the posterior
-# of GPT-4o-mini's sensitivity is pulled toward the middle by the Beta(2, 2) prior and upward by
-# the $\kappa > 0$ constraint ($q_1 > 1 - q_0$); the all-label sensitivity (the `truth` row of the
-# comparison above) lies below the posterior interval but inside the wider Wald interval. The
-# prevalence interval is barely affected.
+# vignette split has only four calibration items with $Y = 1$ (its counts above; one of them
+# picked by the judge), so the posterior of GPT-4o-mini's sensitivity is pulled from the
+# calibration proportion 1/4 toward the middle by the Beta(2, 2) prior, two pseudo-labels against
+# four real ones. The prevalence interval is barely affected.
 
 # %%
 sens = "sensitivity[gpt-4o-mini]"
-assert not side.loc[sens, "covers_nuts"] and side.loc[sens, "covers_mle"]
-assert side.loc[sens, "truth"] < side.loc[sens, "nuts_lower"]
+assert side.loc[sens, "covers_mle"]
+assert side.loc[sens, "nuts_estimate"] > 0.25  # pulled toward 1/2 from the proportion 1/4
 for table in panels.values():
     post_row = table.loc["posterior (NUTS)"]
     eif_row = table.loc["EIF, cells"]
@@ -708,30 +716,42 @@ if mle_multi is not None:
 # %%
 post_multi = nuts(model_multi)
 print(bc.diagnose(post_multi, warn=False).to_string())
-assert float(kappa_draws(post_multi).min()) > 0
+print("posterior P(κ < 0) per judge:",
+      (kappa_draws(post_multi) < 0).mean(("chain", "draw")).round(3).to_dict()["data"])
+# κ is free (the paper's κ ≠ 0); every chain starts on the side the calibration labels support,
+# and none may cross to the mirrored mode (Y and 1 - Y swapped; card, §4)
+assert float((kappa_draws(post_multi) < 0).mean()) < 0.01
 
 # %% [markdown]
 # The prevalence, side by side: the best single-judge intervals, the multi-judge MLE and
 # posterior, and one more use of all three judges that does **not** assume conditional
-# independence. Coding each item's three labels as one pattern (8 levels) and using that pattern
-# as a discrete judge, the EIF with cell means estimates $E[Y \mid \text{pattern}]$ from the
-# calibration items alone (patterns not seen in calibration fall back to the overall calibration
-# mean, counted in `n_fallback`). It is valid under the labelling design alone, as every seed-001
-# estimator is.
+# independence: the EIF with the three judges' labels combined into one discrete judge. Coding
+# each item's three labels as one pattern (8 levels), the cell-mean EIF would estimate
+# $E[Y \mid \text{pattern}]$ from the calibration items alone; it needs at least two calibration
+# items at every pattern it averages over, which 40 labels rarely give (a pattern with none would
+# get the calibration mean as if it were known). The number of judges saying "correct" (0–3) with
+# a linear $E[Y \mid \text{votes}]$ needs no such cell counts. Both are valid under the labelling
+# design alone, as every seed-001 estimator is.
 
 # %%
 pattern = answers[TRIVIA_JUDGES].to_numpy() @ (2 ** np.arange(len(TRIVIA_JUDGES)))[::-1]
-pattern_labels = bc.Labels.from_frame(
-    answers.assign(labelled=trivia_cal, pattern=pattern.astype(float)), human="human",
-    judge="pattern", labelled="labelled")
-eif_pattern = jm.eif(pattern_labels)
-print("pattern-cell EIF: n_fallback =", eif_pattern.info["n_fallback"],
-      "| unseen patterns:", eif_pattern.info["unseen_levels"])
+votes = answers[TRIVIA_JUDGES].sum(axis=1)
+combined = bc.Labels.from_frame(
+    answers.assign(labelled=trivia_cal, pattern=pattern.astype(float), votes=votes.astype(float)),
+    human="human", judge=["pattern", "votes"], labelled="labelled")
+try:
+    eif_pattern = jm.eif(combined, "pattern")
+except jm.EstimatorUndefined as err:
+    eif_pattern = None
+    print("pattern-cell EIF:", err)
+eif_votes = jm.eif(combined, "votes", regression="linear")
 
 rows = {}
 for judge in TRIVIA_JUDGES:
     rows[f"{judge} alone, PPI++"] = bc.summarize(jm.ppi_plus_plus(trivia_labels, judge), PROB)
-rows["3 judges, pattern-cell EIF"] = bc.summarize(eif_pattern, PROB)
+if eif_pattern is not None:
+    rows["3 judges, pattern-cell EIF"] = bc.summarize(eif_pattern, PROB)
+rows["3 judges, vote-count EIF (linear)"] = bc.summarize(eif_votes, PROB)
 if mle_multi is not None:
     rows["3 judges, multi-judge MLE"] = bc.summarize(mle_multi, PROB)
 rows["3 judges, posterior (NUTS)"] = bc.summarize(post_multi, PROB)
@@ -867,7 +887,7 @@ print(simulated.round(3).to_string())
 # * Had the judges been conditionally independent, the model would have bought a narrower interval
 #   than GPT-4 alone, with an error far smaller than the one on the real answers: a modest gain
 #   here, because GPT-4 is already nearly perfect.
-# * The pattern-cell EIF uses all three judges without the assumption and keeps seed 001's
+# * The vote-count EIF uses all three judges without the assumption and keeps seed 001's
 #   design-based guarantee; with one dominant judge it is about as wide as that judge alone.
 #
 # The cell below checks these statements.
@@ -875,9 +895,10 @@ print(simulated.round(3).to_string())
 # %%
 best = prevalence.loc["GPT-4 alone, PPI++"]
 multi = prevalence.loc["3 judges, posterior (NUTS)"]
-assert best["covers truth"] and prevalence.loc["3 judges, pattern-cell EIF", "covers truth"]
+vote_row = prevalence.loc["3 judges, vote-count EIF (linear)"]
+assert best["covers truth"] and vote_row["covers truth"]
 assert not multi["covers truth"] and multi["estimate"] > TRUTH_TRIVIA
-assert prevalence.loc["3 judges, pattern-cell EIF", "width"] < 1.1 * best["width"]
+assert vote_row["width"] < 1.25 * best["width"]
 if mle_multi is not None:
     assert not prevalence.loc["3 judges, multi-judge MLE", "covers truth"]
 assert corr["all 400 answers"].max() > 0.2

@@ -788,6 +788,7 @@ def test_default_eif_row_covers_for_a_non_binary_judge(kind, n_total, fraction):
         row = jm.estimate(simulate_scored(rng, n_total, fraction, theta, kind), prob,
                           methods=["eif"]).loc["eif"]
         hits += row["lower"] <= theta <= row["upper"]
+    print(f"default EIF row, {kind}: coverage {hits / reps:.3f} over {reps} replicates")
     assert abs(hits / reps - prob) <= band, hits / reps
 
 

@@ -14,7 +14,8 @@ random subset m = max(4, round(fraction·N)) (``--design fixed``, the seed's R h
 ``reproduce/simulation_llm_vs_ppi.R``). Replicates whose calibration set has fewer than 2 items
 of a human class (m0 < 2 or m1 < 2) are excluded from the metrics, as the R harness drops them,
 and counted per cell (``degenerate``); within the rest, replicates where a method is undefined
-(κ̂ <= 0, an empty judge cell, an MLE on the boundary) are counted per method (``undefined``) and
+(Rogan–Gladen at κ̂ <= 0, a judge cell with fewer than 2 calibration items, an MLE on the
+boundary) are counted per method (``undefined``) and
 the metrics are conditional on the method being defined. ``coverage_fill`` / ``width_fill``
 instead count an undefined interval as the uninformative [0, 1] (the R package's Rogan–Gladen
 returns an interval for κ̃ < 0 too, essentially [0, 1]). Beside every empirical mean width is the
@@ -242,12 +243,15 @@ def asymptotic_variance(method: str, theta: Any, q0: Any, q1: Any, fraction: Any
 
 def binary_grid(
     reps: int, seed: int = 2026, *, design: str = "bernoulli", n_total: int = N_TOTAL,
-    cells: pd.DataFrame | None = None, prob: float = PROB,
+    cells: pd.DataFrame | None = None, prob: float = PROB, r_intervals: bool = False,
 ) -> pd.DataFrame:
     """The §5.2 grid: one row per (cell, method) with bias, coverage, width and counts.
 
     Every cell and replicate is estimated in one vectorised call of
-    :func:`~bayescal.frequentist.judge_mean.binary_from_counts`.
+    :func:`~bayescal.frequentist.judge_mean.binary_from_counts`. ``r_intervals``: the R
+    package's interval everywhere (logit scale with θ̂ clamped to [1e-6, 1 - 1e-6], even where
+    the clamp moves an estimate outside (0, 1) and the interval then excludes it, e.g. [0, 1]
+    around a PPI estimate below 0); the library uses plain Wald there.
     """
     cells = grid_cells() if cells is None else cells.reset_index(drop=True)
     rng = np.random.default_rng(_seed(seed, 1))
@@ -263,6 +267,9 @@ def binary_grid(
     everything = np.ones_like(used)
     for method in GRID_METHODS:
         r = res[method]
+        if r_intervals:
+            lo, hi = wald_interval(r["estimate"], r["se"], prob, "wald-logit")
+            r = {**r, "lower": lo, "upper": hi}
         met = interval_metrics(r["estimate"], r["lower"], r["upper"], r["reason"], theta, used)
         raw = interval_metrics(r["estimate"], r["lower"], r["upper"], r["reason"], theta,
                                everything)
@@ -379,10 +386,11 @@ def r_package_comparison(reps: int, seed: int = 2026) -> pd.DataFrame:
     package's (notes/references.md D1.8, B = 300). Like for like: R's EIF uses the test-set p̂
     (our ``eif_test``); R's Rogan–Gladen is the smoothed one and returns an interval (in effect
     [0, 1]) when κ̃ < 0, so ours counts undefined intervals as [0, 1] (``width_fill``); R's MLE
-    is compared with ours conditional on an interior maximum."""
+    is compared with ours conditional on an interior maximum. Intervals follow R's logit
+    convention throughout (``binary_grid(r_intervals=True)``)."""
     keys = list(R_PACKAGE_WIDTHS)
     cells = pd.DataFrame([{"theta": t, "q0": q, "q1": q, "fraction": f} for f, q, t in keys])
-    grid = binary_grid(reps, seed + 1, design="fixed", cells=cells)
+    grid = binary_grid(reps, seed + 1, design="fixed", cells=cells, r_intervals=True)
     rows = []
     for (f, q, t), ref in R_PACKAGE_WIDTHS.items():
         row: dict[str, Any] = {"fraction": f, "q": q, "theta": t}

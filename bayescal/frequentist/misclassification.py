@@ -85,6 +85,7 @@ __all__ = [
     "loglik",
     "patterns",
     "sign_unidentified",
+    "starting_point",
     "unidentified",
     "warn_negative_kappa",
 ]
@@ -495,6 +496,19 @@ def _feasible(x: NDArray[np.float64], k: int, positive: bool) -> bool:
     theta, q0, q1 = _split(x, k)
     inside = np.concatenate([[theta], q0, q1])
     return bool(np.all((inside > 0) & (inside < 1)) and (not positive or np.all(q0 + q1 > 1)))
+
+
+def starting_point(pat: Patterns) -> dict[str, NDArray[np.float64]]:
+    """Where the fits start: calibration proportions (add-a-half) of every accuracy and a
+    Rogan–Gladen or calibration-mean prevalence, in the orientation the human labels support.
+
+    With free κ and several judges the likelihood also has a mirrored local maximum (Y and
+    1 - Y swapped, which the test patterns cannot tell apart); a start on the calibration side
+    keeps an optimizer, and the PyMC model's chains, out of it.
+    """
+    k = pat.n_judges
+    theta, q0, q1 = _split(_start(pat, positive=False), k)
+    return {"prevalence": np.asarray(theta), "specificity": q0, "sensitivity": q1}
 
 
 def _start(pat: Patterns, positive: bool) -> NDArray[np.float64]:

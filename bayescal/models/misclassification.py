@@ -74,6 +74,7 @@ from bayescal.frequentist.misclassification import (
     KAPPA_SETTINGS,
     patterns,
     sign_unidentified,
+    starting_point,
     unidentified,
     warn_negative_kappa,
 )
@@ -336,11 +337,20 @@ def build(
         yhat = pm.Data("yhat", pat.yhat, dims=("pattern", "judge"))
         human = pm.Data("human", pat.y, dims="pattern")
         test = pm.Data("test", pat.test.astype(np.int8), dims="pattern")
-        prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0], beta=priors.prevalence[1])
         if kappa == "nonzero":
-            sensitivity = pm.Beta("sensitivity", alpha=a1, beta=b1, dims="judge")
-            specificity = pm.Beta("specificity", alpha=a0, beta=b0, dims="judge")
+            # start where the calibration labels put each accuracy: with several judges the
+            # mirrored orientation (Y and 1 - Y swapped) is a local mode that chains started
+            # near q = 0.5 can fall into and never leave
+            start = starting_point(pat)
+            prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0],
+                                 beta=priors.prevalence[1], initval=start["prevalence"])
+            sensitivity = pm.Beta("sensitivity", alpha=a1, beta=b1, dims="judge",
+                                  initval=start["sensitivity"])
+            specificity = pm.Beta("specificity", alpha=a0, beta=b0, dims="judge",
+                                  initval=start["specificity"])
         else:
+            prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0],
+                                 beta=priors.prevalence[1])
             sensitivity, specificity = _positive_accuracies(a0, b0, a1, b1)
         pm.CustomDist(
             "labels", prevalence, specificity, sensitivity, yhat, human, test,
