@@ -340,14 +340,15 @@ def build(
         if kappa == "nonzero":
             # start where the calibration labels put each accuracy: with several judges the
             # mirrored orientation (Y and 1 - Y swapped) is a local mode that chains started
-            # near q = 0.5 can fall into and never leave
+            # near q = 0.5 can fall into and never leave. The start is the support point of a
+            # Beta CustomDist, not an initval, so the model stays convertible
+            # (pm.compute_log_likelihood refuses models with non-default initial values).
             start = starting_point(pat)
-            prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0],
-                                 beta=priors.prevalence[1], initval=start["prevalence"])
-            sensitivity = pm.Beta("sensitivity", alpha=a1, beta=b1, dims="judge",
-                                  initval=start["sensitivity"])
-            specificity = pm.Beta("specificity", alpha=a0, beta=b0, dims="judge",
-                                  initval=start["specificity"])
+            prevalence = _started_beta("prevalence", *priors.prevalence, start["prevalence"])
+            sensitivity = _started_beta("sensitivity", a1, b1, start["sensitivity"],
+                                        dims="judge")
+            specificity = _started_beta("specificity", a0, b0, start["specificity"],
+                                        dims="judge")
         else:
             prevalence = pm.Beta("prevalence", alpha=priors.prevalence[0],
                                  beta=priors.prevalence[1])
@@ -362,6 +363,39 @@ def build(
             dims="pattern",
         )
     return model
+
+
+def _beta_logp(
+    value: pt.TensorVariable, a: pt.TensorVariable, b: pt.TensorVariable,
+    start: pt.TensorVariable,
+) -> pt.TensorVariable:
+    return _beta_kernel(value, a, b)
+
+
+def _beta_draw(
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    start: NDArray[np.float64],
+    rng: np.random.Generator | None = None,
+    size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    rng = rng if rng is not None else np.random.default_rng()
+    return np.asarray(rng.beta(a, b, size=size), dtype=np.float64)
+
+
+def _started_beta(
+    name: str, a: float, b: float, start: NDArray[np.float64], dims: str | None = None
+) -> pt.TensorVariable:
+    """A Beta(a, b) variable (log-odds transform) whose initial point is ``start``."""
+    start = np.asarray(start, dtype=np.float64)
+    return pm.CustomDist(
+        name, float(a), float(b), start,
+        logp=_beta_logp,
+        random=_beta_draw,
+        support_point=lambda rv, size, a, b, s: pt.zeros_like(rv) + s,
+        transform=logodds,
+        dims=dims,
+    )
 
 
 def _positive_accuracies(
