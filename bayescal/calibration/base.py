@@ -91,7 +91,7 @@ class Calibrator:
         return self
 
     def predict(self, judge: ArrayLike) -> NDArray[np.float64]:
-        """Calibrated scores ``g(j)``; identity with a :class:`NoAnchorsWarning` before any anchor."""
+        """Calibrated scores ``g(j)``; before any anchor the identity, with a warning."""
         j = self._judge_many(judge)
         if self.n_anchors == 0:
             warnings.warn(
