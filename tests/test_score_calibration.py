@@ -64,7 +64,7 @@ def test_twin_equals_statsmodels_ordered_logit(data, mle) -> None:
     j = data.judge.astype(int)
     exog = (j[:, None] == np.arange(2, 6)[None, :]).astype(float)
     ref = om.OrderedModel(data.human.astype(int), exog, distr="logit").fit(
-        method="bfgs", disp=False, gtol=1e-10, maxiter=5000)
+        method="newton", disp=False, tol=1e-12, maxiter=200)
     effect = mle.params["level_effect"].values[1:]
     np.testing.assert_allclose(effect, ref.params[:4], atol=1e-4)
     se = mle.se.loc[[f"level_effect[{v}]" for v in range(2, 6)]].to_numpy()
