@@ -56,6 +56,19 @@ def test_map_with_flat_priors_equals_mle(flat_model, mle) -> None:
                                    mle.params[name].values, atol=2e-5)
 
 
+def test_map_with_default_priors_equals_penalized_twin() -> None:
+    """On 25 anchors with a judge level missing (no MLE), the priors make the MAP exist; the
+    twin's penalized optimum is the same point (catches a prior mean or scale mismatch)."""
+    small = simulate(25, 9)
+    small = small.take(np.flatnonzero(small.judge != 4))
+    mode = bc.fit(sc.build(small), "map")
+    pen = scf.fit(small, penalty=sc.Priors())
+    assert pen.method == "penalized-mle"
+    for name in ("cutpoint", "level_effect", "calibrated_mean"):
+        np.testing.assert_allclose(mode["posterior"][name].values.ravel(),
+                                   pen.params[name].values, atol=2e-5)
+
+
 def test_twin_equals_statsmodels_ordered_logit(data, mle) -> None:
     """With an interior optimum the monotone model is statsmodels' OrderedModel on judge-level
     dummies: same effects and the same standard errors (catches a Hessian off by a factor, or a

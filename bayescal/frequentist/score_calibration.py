@@ -13,6 +13,7 @@ the calibrated distribution stochastically). The free chart, shared with the PyM
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
 import numpy as np
 import xarray as xr
@@ -24,7 +25,7 @@ from bayescal.data import DataError, Ratings
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.summary import term_labels
 
-__all__ = ["cell_counts", "fit", "loglik", "probabilities"]
+__all__ = ["PriorsLike", "cell_counts", "fit", "loglik", "probabilities"]
 
 _FREE = ("cutpoint_first", "cutpoint_log_gap", "log_increment")
 
@@ -75,6 +76,26 @@ def loglik(params: Mapping[str, ArrayLike], ratings: Ratings) -> float:
     return _loglik_counts(params, cell_counts(ratings))
 
 
+class PriorsLike(Protocol):
+    """Normal prior scales on the free chart (``models.score_calibration.Priors`` fits)."""
+
+    cutpoint_sd: float | None
+    gap_log_sd: float | None
+    increment_log_mean: float
+    increment_log_sd: float | None
+
+
+def _log_prior(x: NDArray[np.float64], k: int, priors: PriorsLike) -> float:
+    """Normal log-densities (up to constants) of the free chart; a None scale is flat."""
+    out = 0.0
+    for block, mean, sd in ((x[:1], 0.0, priors.cutpoint_sd),
+                            (x[1: k - 1], 0.0, priors.gap_log_sd),
+                            (x[k - 1:], priors.increment_log_mean, priors.increment_log_sd)):
+        if sd is not None:
+            out -= float(np.sum((block - mean) ** 2)) / (2 * sd * sd)
+    return out
+
+
 def _split(x: NDArray[np.float64], k: int) -> dict[str, NDArray[np.float64]]:
     return {"cutpoint_first": x[0], "cutpoint_log_gap": x[1: k - 1],
             "log_increment": x[k - 1:]}
@@ -87,8 +108,16 @@ def _derived(x: NDArray[np.float64], k: int, levels: NDArray[np.float64]) -> NDA
     return np.concatenate([cut, effect, probabilities(params) @ levels])
 
 
-def fit(ratings: Ratings) -> Estimate:
+def fit(ratings: Ratings, penalty: PriorsLike | None = None) -> Estimate:
     """Maximum-likelihood fit with Wald intervals (delta method from the free chart).
+
+    Parameters
+    ----------
+    ratings : Ratings
+    penalty : Priors, optional
+        Add the Normal log-priors of ``models.score_calibration.Priors``: the optimum is then
+        the Bayesian model's MAP (``penalized-mle``; tested equal), which exists on any anchor
+        set, including small ones where levels are missing.
 
     Returns
     -------
@@ -108,7 +137,7 @@ def fit(ratings: Ratings) -> Estimate:
     counts = cell_counts(ratings)
     k = counts.shape[0]
     levels = np.arange(ratings.scale[0], ratings.scale[1] + 1).astype(np.float64)
-    for axis, who in ((1, "judge"), (0, "human")):
+    for axis, who in ((1, "judge"), (0, "human")) if penalty is None else ():
         missing = levels[counts.sum(axis=axis) == 0]
         if len(missing):
             raise MLEBoundaryError(
@@ -117,18 +146,20 @@ def fit(ratings: Ratings) -> Estimate:
                 "the MLE does not exist; use the Bayesian model (its priors make it proper) or "
                 "more anchors"
             )
-    emp = (counts @ levels) / counts.sum(axis=1)
-    slope = max(np.polyfit(levels, emp, 1)[0], 0.1)
+    rows = counts.sum(axis=1) > 0
+    emp = (counts[rows] @ levels) / counts[rows].sum(axis=1)
+    slope = max(np.polyfit(levels[rows], emp, 1)[0], 0.1) if rows.sum() > 1 else 1.0
     x0 = np.concatenate([[-1.5], np.zeros(k - 2), np.full(k - 1, np.log(slope))])
 
     def nll(x: NDArray[np.float64]) -> float:
-        return -_loglik_counts(_split(x, k), counts)
+        prior = 0.0 if penalty is None else _log_prior(x, k, penalty)
+        return -_loglik_counts(_split(x, k), counts) - prior
 
     res = minimize(nll, x0, method="BFGS", options={"gtol": 1e-8, "maxiter": 5000})
     res = minimize(nll, res.x, method="Nelder-Mead",
                    options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000})
     x = res.x
-    if (x[1:] < -12).any():
+    if penalty is None and (x[1:] < -12).any():
         raise MLEBoundaryError(
             "the monotone MLE is on the boundary: a cutpoint gap or a judge-level increment "
             f"collapses to 0 (free optimum {np.round(x, 2).tolist()}); the anchors put adjacent "
@@ -153,7 +184,7 @@ def fit(ratings: Ratings) -> Estimate:
     })
     terms = tuple(t for name, da in ds.data_vars.items() for t in term_labels(str(name), da))
     # level_effect[1] is fixed at 0: its Wald interval is degenerate by construction
-    return Estimate(method="mle", params=ds, cov=cov, terms=terms,
+    return Estimate(method="mle" if penalty is None else "penalized-mle", params=ds, cov=cov, terms=terms,
                     interval={name: "wald" for name in ds.data_vars}, loglik=-float(res.fun),
                     converged=bool(res.success),
                     info={"free": _split(x, k), "n_anchors": int(counts.sum())})
