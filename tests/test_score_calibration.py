@@ -1,4 +1,4 @@
-"""Monotone ordinal calibration map (seed 003's Bayesian counterpart): PyMC model and twin pinned."""
+"""Monotone ordinal calibration map (seed 003's Bayesian counterpart): PyMC model and twin."""
 
 from __future__ import annotations
 

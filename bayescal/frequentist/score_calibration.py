@@ -65,8 +65,8 @@ def _loglik_counts(params: Mapping[str, ArrayLike], counts: NDArray[np.int64]) -
     rows = counts.sum(axis=1) > 0
     c = counts[rows]
     p = probabilities(params)[rows]
-    with np.errstate(divide="ignore"):
-        logp = np.where(c > 0, np.log(np.where(c > 0, p, 1.0)), 0.0)
+    # floor at 1e-300: far from the optimum a cell probability can underflow to 0
+    logp = np.where(c > 0, np.log(np.maximum(np.where(c > 0, p, 1.0), 1e-300)), 0.0)
     coef = gammaln(c.sum(axis=1) + 1) - gammaln(c + 1).sum(axis=1)
     return float(np.sum(coef) + np.sum(c * logp))
 
@@ -204,6 +204,7 @@ def _hessian(f: object, x: NDArray[np.float64], h: float = 1e-4) -> NDArray[np.f
 
 
 def _jacobian(g: object, x: NDArray[np.float64], h: float = 1e-6) -> NDArray[np.float64]:
-    cols = [(g(x + np.eye(len(x))[i] * h) - g(x - np.eye(len(x))[i] * h)) / (2 * h)  # type: ignore[operator]
+    step = np.eye(len(x)) * h
+    cols = [(g(x + step[i]) - g(x - step[i])) / (2 * h)  # type: ignore[operator]
             for i in range(len(x))]
     return np.column_stack(cols)
