@@ -185,8 +185,8 @@ def fit(ratings: Ratings, penalty: PriorsLike | None = None) -> Estimate:
     terms = tuple(t for name, da in ds.data_vars.items() for t in term_labels(str(name), da))
     # level_effect[1] is fixed at 0: its Wald interval is degenerate by construction
     return Estimate(method="mle" if penalty is None else "penalized-mle", params=ds, cov=cov,
-                    terms=terms, interval={name: "wald" for name in ds.data_vars}, loglik=-float(res.fun),
-                    converged=bool(res.success),
+                    terms=terms, interval={name: "wald" for name in ds.data_vars},
+                    loglik=-float(res.fun), converged=bool(res.success),
                     info={"free": _split(x, k), "n_anchors": int(counts.sum())})
 
 
