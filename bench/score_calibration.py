@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     print("\nSQM update + predict, microseconds per anchor (rows K, columns anchors before):")
     print(table.to_string(float_format=lambda v: f"{v:.1f}"))
     ratio = table[100_000] / table[1_000]
-    print(f"cost ratio n=100,000 / n=1,000: {', '.join(f'K={k}: {r:.2f}' for k, r in ratio.items())}")
+    pairs = ", ".join(f"K={k}: {r:.2f}" for k, r in ratio.items())
+    print(f"cost ratio n=100,000 / n=1,000: {pairs}")
 
 
 if __name__ == "__main__":
