@@ -20,7 +20,8 @@
 # level sits in its probability band), its baselines and the held-out protocol
 # (`bayescal.calibration`), and adds a Bayesian monotone ordinal model
 # (`bayescal.models.score_calibration`; card
-# [`models/score_calibration.md`](../models/score_calibration.md)) that gives a posterior over the map, so one can see how far to trust it after 30 anchors.
+# [`models/score_calibration.md`](../models/score_calibration.md)) that gives a posterior over
+# the map, so one can see how far to trust it after 30 anchors.
 #
 # Data: llm-rubric (real part): GPT-3.5 scores dialogues on a 1–4 rubric and gives its full
 # probability over the four answers; one human rates each dialogue. We use Q0 (overall

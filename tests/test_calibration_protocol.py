@@ -76,6 +76,9 @@ def test_table2_shape_delta_and_ranking(result: pr.ProtocolResult) -> None:
         100 * (sqm["exact"] - raw["exact"]) / raw["exact"])
     assert t["losses"].idxmax() == "raw"
     assert t["wins"].sum() >= 4 * 3  # at least one winner per group x metric (ties count)
+    rounded = pr.table2(result, rounded=True)
+    assert rounded.loc["sqm", "mae"] == pytest.approx(t.loc["sqm", "mae"])  # integer outputs
+    assert rounded.loc["isotonic", "w1"] != pytest.approx(t.loc["isotonic", "w1"])
     best = pr.table2(result, checkpoint="best")
     assert (best["mae"].reindex(t.index) <= t["mae"] + 1e-12).all()
 
