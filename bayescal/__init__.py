@@ -10,7 +10,7 @@ from typing import Any
 
 from bayescal import datasets, simulate
 from bayescal.compare import compare
-from bayescal.data import Comparisons, DataError, Labels
+from bayescal.data import Comparisons, DataError, Labels, Ratings
 from bayescal.environment import versions
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.summary import summarize
@@ -35,6 +35,7 @@ __all__ = [
     "IdentificationError",
     "IdentificationWarning",
     "Labels",
+    "Ratings",
     "compare",
     "datasets",
     "diagnose",
