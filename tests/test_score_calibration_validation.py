@@ -42,3 +42,5 @@ def test_quick_tables(quick: dict) -> None:
     assert list(small.index) == [10, 20, 30, 50]
     assert small.notna().all().all()
     assert not quick["stopping"].empty and not quick["wilcoxon"].empty
+    contrast = quick["cumulative_contrast"]
+    assert (contrast["cumulative_mae"] > 0).all() and "sqm" in contrast.index
