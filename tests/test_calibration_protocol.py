@@ -97,6 +97,9 @@ def test_wilcoxon_is_scipy_on_group_pairs_with_holm(result: pr.ProtocolResult) -
     order = np.argsort(ps)
     holm = np.maximum.accumulate([min(1, (3 - i) * ps[k]) for i, k in enumerate(order)])
     np.testing.assert_allclose(got["p_holm"].to_numpy()[order], holm)
+    assert (got["n_pairs"] == 4).all()
+    one = pr.run(_ratings(groups=1), METHODS, seeds=(0,), rules=[])
+    assert pr.wilcoxon_vs_raw(one)["p"].isna().all()  # one group: no paired test
 
 
 def test_stopping_rules_regret(result: pr.ProtocolResult) -> None:

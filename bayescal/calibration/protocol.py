@@ -495,7 +495,9 @@ def wilcoxon_vs_raw(result: ProtocolResult, *, checkpoint: str = "final", refere
     """Paired Wilcoxon signed-rank tests of each method against raw, Holm within method (§4.7.6).
 
     Pairs are the groups (seed-averaged); the family is one method's three metrics. A method
-    identical to raw on every group gets p = 1 (no evidence of a difference).
+    identical to raw on every group gets p = 1 (no evidence of a difference); with a single
+    group there is no paired test and p is NaN. With fewer than 6 groups the exact two-sided
+    test cannot reach p < 0.05 (``n_pairs`` says how many there were).
     """
     vals = _per_group(result, checkpoint)
     keys = vals.attrs["keys"]
@@ -508,17 +510,23 @@ def wilcoxon_vs_raw(result: ProtocolResult, *, checkpoint: str = "final", refere
             wide = vals.pivot_table(index=keys, columns="method", values=m) if keys else \
                 vals.set_index("method")[[m]].T
             d = wide[method] - wide[reference]
-            ps.append(float(wilcoxon(wide[method], wide[reference]).pvalue)
-                      if (d != 0).any() and len(d) > 1 else 1.0)
+            n_pairs = len(d)
+            if n_pairs < 2:
+                ps.append(np.nan)  # one group: there is no paired test
+            else:
+                ps.append(float(wilcoxon(wide[method], wide[reference]).pvalue)
+                          if (d != 0).any() else 1.0)
         order = np.argsort(ps)
-        adj = np.empty(3)
+        adj = np.full(3, np.nan)
         running = 0.0
         for rank, i in enumerate(order):
+            if np.isnan(ps[i]):
+                continue
             running = max(running, min(1.0, (3 - rank) * ps[i]))
             adj[i] = running
         for m, p, q in zip(METRICS, ps, adj, strict=True):
-            rows.append({"method": method, "metric": m, "p": p, "p_holm": q,
-                         "significant": bool(q < alpha)})
+            rows.append({"method": method, "metric": m, "n_pairs": n_pairs, "p": p,
+                         "p_holm": q, "significant": bool(q < alpha)})
     return pd.DataFrame(rows)
 
 
