@@ -852,7 +852,16 @@ class Ratings:
                 f"missing column(s) {missing}; the frame has {list(df.columns)}. Name the columns "
                 "with judge=..., human=..., judge_dist=[...], groups=[...], item=..."
             )
-        items = df[item].tolist() if item is not None else list(df.index)
+        index = pd.Index(df[item].tolist() if item is not None else list(df.index))
+        for col in (c for c in (judge, human, *(judge_dist or ())) if c is not None):
+            raw = df[col]
+            bad = (raw.notna() & pd.to_numeric(raw, errors="coerce").isna()).to_numpy(bool)
+            if bad.any():
+                raise DataError(
+                    f"column {col!r} must hold numbers; items {_rows(index, bad)} have "
+                    f"{raw[bad].head(_MAX_LISTED).tolist()}"
+                )
+        items = list(index)
         return cls.from_arrays(
             None if judge is None else pd.to_numeric(df[judge], errors="coerce").to_numpy(float),
             None if human is None else pd.to_numeric(df[human], errors="coerce").to_numpy(float),

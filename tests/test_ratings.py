@@ -64,6 +64,9 @@ def test_scale_and_frame_errors() -> None:
         Ratings.from_arrays([1], [1], scale=(5, 1))
     with pytest.raises(DataError, match=r"missing column\(s\) \['score'\]"):
         Ratings.from_frame(pd.DataFrame({"judge": [1]}), scale=(1, 5), human="score")
+    words = pd.DataFrame({"id": ["p", "q"], "judge": [1, "good"], "human": [2, 3]})
+    with pytest.raises(DataError, match=r"column 'judge' must hold numbers; items 'q'"):
+        Ratings.from_frame(words, scale=(1, 5), item="id")
     df = pd.DataFrame({"id": ["p", "q"], "judge": [1, 2], "human": [2, 7]})
     with pytest.raises(DataError, match="items 'q'"):
         Ratings.from_frame(df, scale=(1, 5), item="id")
