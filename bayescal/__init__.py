@@ -11,7 +11,7 @@ from typing import Any
 from bayescal import datasets, simulate
 from bayescal.compare import compare
 from bayescal.contrasts import contrasts, elo_scale, ranks, win_probabilities
-from bayescal.data import Comparisons, DataError, Labels
+from bayescal.data import Comparisons, DataError, Labels, Ratings
 from bayescal.environment import versions
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.summary import summarize
@@ -36,6 +36,7 @@ __all__ = [
     "IdentificationError",
     "IdentificationWarning",
     "Labels",
+    "Ratings",
     "compare",
     "contrasts",
     "datasets",

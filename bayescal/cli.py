@@ -427,7 +427,70 @@ def _parser() -> argparse.ArgumentParser:
                       "(e.g. 2 for 1/2 codes, yes for yes/no); judge columns in the same coding "
                       "are mapped too")
     mean.set_defaults(func=_mean)
+    _calibrate_parser(sub)
     return parser
+
+
+# ------------------------------------------------------------------ calibrate (seed 003)
+def _calibrate(args: argparse.Namespace) -> int:
+    """Learn a calibration map from ANCHORS.csv and apply it to the judge scores of SCORES.csv."""
+    import json
+
+    import numpy as np
+
+    from bayescal.calibration.protocol import default_methods
+    from bayescal.data import DataError, Ratings
+
+    lo, hi = args.scale
+    methods = default_methods(distributions=args.dist is not None)
+    if args.method not in methods:
+        raise DataError(f"unknown method {args.method!r}; choose one of {sorted(methods)}")
+    dist = args.dist.split(",") if args.dist else None
+    anchors_df = pd.read_csv(args.anchors)
+    scores_df = pd.read_csv(args.scores)
+    judge_col = None if dist is not None and args.judge not in scores_df else args.judge
+    anchors = Ratings.from_frame(anchors_df, scale=(lo, hi), judge=judge_col, human=args.human,
+                                 judge_dist=dist)
+    if not anchors.rated.all():
+        raise DataError(f"{args.anchors}: rows {list(anchors.index[~anchors.rated][:5])} have no "
+                        f"human score in column {args.human!r}; every anchor needs one")
+    targets = Ratings.from_frame(scores_df, scale=(lo, hi), judge=judge_col, human=None,
+                                 judge_dist=dist)
+    model = methods[args.method]((lo, hi))
+    takes_dist = model.accepts_distributions and anchors.judge_dist is not None
+    model.fit(anchors.judge_dist if takes_dist else anchors.judge, anchors.human)
+    calibrated = model.predict(targets.judge_dist if takes_dist else targets.judge)
+    out = scores_df.assign(calibrated=calibrated,
+                           calibrated_rounded=np.clip(np.floor(calibrated + 0.5), lo, hi)
+                           .astype(int))
+    if args.out:
+        out.to_csv(args.out, index=False)
+        print(f"wrote {len(out)} calibrated scores to {args.out} ({args.method}, "
+              f"{anchors.n} anchors)", file=sys.stderr)
+    else:
+        out.to_csv(sys.stdout, index=False)
+    if args.state:
+        Path(args.state).write_text(json.dumps(model.to_dict()))
+    return 0
+
+
+def _calibrate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cal = sub.add_parser("calibrate", help="calibrate judge scores to human scores (seed 003)")
+    cal.add_argument("anchors", help="CSV of anchors: judge and human score per item")
+    cal.add_argument("scores", help="CSV of judge scores to calibrate")
+    cal.add_argument("--scale", nargs=2, type=int, required=True, metavar=("LOW", "HIGH"),
+                     help="declared integer scale, e.g. --scale 1 5")
+    cal.add_argument("--method", default="sqm",
+                     help="sqm (mid-distribution, default), sqm_upper (the paper's formula), "
+                          "isotonic, platt, few_shot, ... (see bayescal.calibration.protocol)")
+    cal.add_argument("--judge", default="judge", help="judge score column (default judge)")
+    cal.add_argument("--human", default="human", help="human score column (default human)")
+    cal.add_argument("--dist", default=None,
+                     help="comma-separated judge probability columns, one per scale point "
+                          "(enables sqm_predictive and contrastive_rollout)")
+    cal.add_argument("--out", default=None, help="output CSV (default: standard output)")
+    cal.add_argument("--state", default=None, help="also save the fitted state as JSON")
+    cal.set_defaults(func=_calibrate)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,7 @@ __all__ = [
     "DatasetNotFoundError",
     "data_root",
     "debias_judge_results",
+    "llm_rubric",
     "llmbar",
     "llmfao",
     "pandalm_testset",
@@ -544,3 +545,65 @@ def llmbar(
             "gold": (raw["label"].to_numpy() == first_code).astype(np.float64),
         }
     )
+
+
+# ------------------------------------------------------------------------------ LLM-Rubric
+_RUBRIC_FILES = {
+    "real": ("real_data", "gpt-3.5-turbo-16k_real_evaluations_FIXED.tsv",
+             "human_judges_real_convs_FIXED_ANON.tsv"),
+    "synth": ("synth_data", "gpt-3.5-turbo-16k_synth_evaluations_FIXED.tsv",
+              "human_judges_synth_all_FIXED_ANON.tsv"),
+}
+RUBRIC_PROBS = ["prob_1", "prob_2", "prob_3", "prob_4"]
+
+
+def llm_rubric(path: PathArg = None, *, part: str = "real") -> pd.DataFrame:
+    """LLM-Rubric: human 1–4 scores and GPT-3.5's probability of each score, per item (seed 003).
+
+    Dialogues rated on 9 questions (``Q0`` = overall satisfaction, ``Q1``–``Q8`` rubric
+    dimensions) by one human per dialogue (real part) or ~3 (synthetic part), and by
+    gpt-3.5-turbo-16k, whose full probability over the four answers is kept. Source:
+    microsoft/LLM-Rubric (Hashemi et al., ACL 2024), ``data/{real,synth}_data``. License: MIT.
+
+    Parameters
+    ----------
+    path : str or PathLike, optional
+        Data root or the ``llm-rubric`` folder; default ``$BAYESCAL_DATA``.
+    part : {"real", "synth"}
+        The 223 real conversations or the 225 synthetic ones.
+
+    Returns
+    -------
+    DataFrame
+        One row per (dialogue, criterion, human annotator): ``item`` (dialogue id), ``criterion``
+        (``Q0``..``Q8``), ``judge`` (int64, the judge's sampled answer 1–4), ``prob_1``..``prob_4``
+        (the judge's probabilities, as in the file: rows sum to 1 within ~1.5e−6), ``human``
+        (int64, 1–4), ``annotator`` (str). A human score of 0 (not applicable) or a missing one is
+        dropped with a warning, and so are human-rated dialogues the judge did not score.
+        ``Q8`` is a 3-option item (``prob_4`` is always 0): use it on the scale 1..3 or leave
+        it out.
+    """
+    if part not in _RUBRIC_FILES:
+        raise ValueError(f"unknown part {part!r}; valid choices are {sorted(_RUBRIC_FILES)}")
+    sub, judge_file, human_file = _RUBRIC_FILES[part]
+    ev_file, hu_file = _locate(path, "llm-rubric", f"{sub}/{judge_file}", f"{sub}/{human_file}")
+    ev = pd.read_csv(ev_file, sep="\t", dtype={"text_id": str, "criterion": str})
+    hu = pd.read_csv(hu_file, sep="\t", dtype={"text_id": str})
+    questions = sorted(ev["criterion"].unique())
+    long = hu.melt(id_vars=["text_id", "annotator_id"], value_vars=questions,
+                   var_name="criterion", value_name="human")
+    long = _drop(long, long["human"].isna() | (long["human"] == 0),
+                 "with no human score (0 = not applicable, or empty)", "llm_rubric")
+    merged = long.merge(ev, on=["text_id", "criterion"], how="left", validate="many_to_one")
+    merged = _drop(merged, merged["sample_llm"].isna(),
+                   "whose dialogue the judge did not score", "llm_rubric")
+    probs = merged[[f"answer{k}_prob" for k in range(1, 5)]].to_numpy(np.float64)
+    out = pd.DataFrame({
+        "item": merged["text_id"].astype(str),
+        "criterion": merged["criterion"].astype(str),
+        "judge": merged["sample_llm"].astype(np.int64),
+        **{c: probs[:, k] for k, c in enumerate(RUBRIC_PROBS)},
+        "human": merged["human"].astype(np.int64),
+        "annotator": merged["annotator_id"].astype(str),
+    })
+    return out.sort_values(["criterion", "item", "annotator"], kind="stable").reset_index(drop=True)

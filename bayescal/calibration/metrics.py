@@ -1,0 +1,44 @@
+"""Held-out metrics of seed 003 (SPEC §4.6, §4.7.1): MAE, 1-Wasserstein, exact match, pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import wasserstein_distance
+
+__all__ = ["discordant_pairs", "exact_match", "mae", "round_scores", "wasserstein"]
+
+
+def round_scores(x: ArrayLike, scale: tuple[int, int]) -> NDArray[np.float64]:
+    """Round half up (``floor(x + ½)``) and clip to ``[a, b]``: the integer output of §4.7.1."""
+    return np.clip(np.floor(np.asarray(x, dtype=np.float64) + 0.5), scale[0], scale[1])
+
+
+def mae(pred: ArrayLike, human: ArrayLike) -> float:
+    """Mean absolute error ``mean |g(j_i) − h_i|``."""
+    return float(np.mean(np.abs(np.asarray(pred, float) - np.asarray(human, float))))
+
+
+def wasserstein(pred: ArrayLike, human: ArrayLike) -> float:
+    """1-Wasserstein distance between the calibrated and the human score distributions.
+
+    ``∫ |F_1 − F_2|`` on the score scale (``scipy.stats.wasserstein_distance``); on an integer
+    scale with integer outputs this is ``Σ_v |F̂_1(v) − F̂_2(v)|``.
+    """
+    return float(wasserstein_distance(np.asarray(pred, float), np.asarray(human, float)))
+
+
+def exact_match(pred: ArrayLike, human: ArrayLike, scale: tuple[int, int]) -> float:
+    """Share of items whose rounded calibrated score equals the human score (§4.7.1)."""
+    return float(np.mean(round_scores(pred, scale) == np.asarray(human, float)))
+
+
+def discordant_pairs(x: ArrayLike, y: ArrayLike) -> NDArray[np.bool_]:
+    """Boolean matrix of discordant pairs ``(x_i − x_k)(y_i − y_k) < 0`` (upper triangle).
+
+    A non-decreasing calibration map can merge levels (creating ties) but never reverses a pair:
+    discordant pairs after calibration ⊆ discordant pairs before (SPEC §4.7.9).
+    """
+    a, b = np.asarray(x, float), np.asarray(y, float)
+    d = (a[:, None] - a[None, :]) * (b[:, None] - b[None, :]) < 0
+    return np.triu(d, 1)

@@ -1,0 +1,138 @@
+"""Seed 003 protocol (SPEC §4.6–4.7): split, modes, checkpoints, Table 2, Wilcoxon–Holm, stops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wilcoxon
+
+from bayescal import calibration as cal
+from bayescal.calibration import protocol as pr
+from bayescal.calibration.metrics import mae
+from bayescal.data import DataError, Ratings
+
+METHODS = {"raw": cal.Raw, "sqm": lambda s: cal.SQM(s, "mid"),
+           "sqm_upper": lambda s: cal.SQM(s, "upper"), "isotonic": cal.Isotonic,
+           "sliced_wasserstein": cal.SlicedWassersteinOT}
+
+
+def _ratings(groups: int = 4, n: int = 60, seed: int = 0) -> Ratings:
+    rng = np.random.default_rng(seed)
+    j = rng.integers(1, 6, groups * n)
+    h = np.clip(j - 1 + rng.integers(-1, 2, groups * n), 1, 5)  # judge inflates by one point
+    return Ratings.from_arrays(j, h, scale=(1, 5),
+                               groups={"dataset": np.repeat([f"d{g}" for g in range(groups)], n)})
+
+
+@pytest.fixture(scope="module")
+def result() -> pr.ProtocolResult:
+    return pr.run(_ratings(), METHODS, seeds=(0, 1), rules=["stop_at_100", "ema_slope",
+                                                              "page_hinkley", "adwin",
+                                                              "champion_challenger",
+                                                              "reservoir_validation"])
+
+
+def test_modes_checkpoints_and_data_limited_fits(result: pr.ProtocolResult) -> None:
+    cur = result.curve
+    runs = cur.groupby(["dataset", "seed", "method"])
+    assert runs.ngroups == 4 * 2 * len(METHODS)
+    sqm = cur[(cur["method"] == "sqm") & (cur["dataset"] == "d0") & (cur["seed"] == 0)]
+    assert sqm["n_anchors"].tolist() == list(range(1, 43))  # pool 42: every 1 % is ≥ 1 anchor
+    iso = cur[(cur["method"] == "isotonic") & (cur["dataset"] == "d0") & (cur["seed"] == 0)]
+    assert iso["mode"].unique().tolist() == ["full-batch"]
+    assert iso["n_anchors"].tolist() == [5, 11, 21, 32, 42]  # ceil(10/25/50/75/100 % of 42)
+    assert cur["exact"].between(0, 1).all() and (cur["w1"] >= 0).all()
+
+
+def test_held_out_items_are_never_fitted_and_final_equals_an_independent_fit() -> None:
+    """The final SQM checkpoint equals SQM fitted on the pool alone and scored on the 30 %
+    held-out items; catches a split that leaks test items into the stream."""
+    r = _ratings(groups=1, n=50, seed=3)
+    res = pr.run(r, {"sqm": METHODS["sqm"]}, seeds=(7,), rules=[])
+    rng = np.random.default_rng([7, 0])
+    order = rng.permutation(50)
+    test, pool = np.sort(order[:15]), order[15:]
+    assert len(np.intersect1d(test, pool)) == 0
+    fit = cal.SQM((1, 5), "mid").fit(r.judge[pool], r.human[pool])
+    final = res.curve.iloc[-1]
+    assert final["n_anchors"] == 35
+    assert final["mae"] == pytest.approx(mae(fit.predict(r.judge[test]), r.human[test]))
+
+
+def test_table2_shape_delta_and_ranking(result: pr.ProtocolResult) -> None:
+    """Δ% follows §4.7.4; the judge inflates every score by one point, so every calibrator
+    beats raw (except upper SQM, whose upward bias (§4.7.2) costs it here) and raw has the
+    most losses."""
+    t = pr.table2(result)
+    assert list(t.columns) == ["mode", "mae", "mae_delta_pct", "w1", "w1_delta_pct", "exact",
+                               "exact_delta_pct", "rank", "wins", "losses"]
+    raw = t.loc["raw"]
+    assert raw["mae_delta_pct"] == 0
+    assert (t.loc[["sqm", "isotonic", "sliced_wasserstein"], "rank"] < raw["rank"]).all()
+    sqm = t.loc["sqm"]
+    assert sqm["mae_delta_pct"] == pytest.approx(100 * (raw["mae"] - sqm["mae"]) / raw["mae"])
+    assert sqm["exact_delta_pct"] == pytest.approx(
+        100 * (sqm["exact"] - raw["exact"]) / raw["exact"])
+    assert t["losses"].idxmax() == "raw"
+    assert t["wins"].sum() >= 4 * 3  # at least one winner per group x metric (ties count)
+    rounded = pr.table2(result, rounded=True)
+    assert rounded.loc["sqm", "mae"] == pytest.approx(t.loc["sqm", "mae"])  # integer outputs
+    assert rounded.loc["isotonic", "w1"] != pytest.approx(t.loc["isotonic", "w1"])
+    best = pr.table2(result, checkpoint="best")
+    assert (best["mae"].reindex(t.index) <= t["mae"] + 1e-12).all()
+
+
+def test_wilcoxon_is_scipy_on_group_pairs_with_holm(result: pr.ProtocolResult) -> None:
+    w = pr.wilcoxon_vs_raw(result)
+    vals = result.curve.loc[result.curve.groupby(["dataset", "seed", "method"])["n_anchors"]
+                            .idxmax()].groupby(["dataset", "method"])[["mae", "w1", "exact"]]
+    vals = vals.mean().reset_index()
+    ps = []
+    for m in ("mae", "w1", "exact"):
+        wide = vals.pivot(index="dataset", columns="method", values=m)
+        ps.append(wilcoxon(wide["sqm"], wide["raw"]).pvalue)
+    got = w[w["method"] == "sqm"].set_index("metric")
+    np.testing.assert_allclose(got["p"], ps)
+    order = np.argsort(ps)
+    holm = np.maximum.accumulate([min(1, (3 - i) * ps[k]) for i, k in enumerate(order)])
+    np.testing.assert_allclose(got["p_holm"].to_numpy()[order], holm)
+    assert (got["n_pairs"] == 4).all()
+    one = pr.run(_ratings(groups=1), METHODS, seeds=(0,), rules=[])
+    assert pr.wilcoxon_vs_raw(one)["p"].isna().all()  # one group: no paired test
+
+
+def test_stopping_rules_regret(result: pr.ProtocolResult) -> None:
+    """Regret against the best checkpoint can never be negative; stop_at_100 on 42-anchor
+    pools never fires (stops at the end: zero regret against the final state)."""
+    st = pr.stopping(result)
+    assert (st["regret_best"] >= -1e-9).all()
+    fixed = st.xs("stop_at_100", level="rule")
+    assert (fixed["fired"] == 0).all() and (fixed["regret_final"] == 0).all()
+    assert set(st.index.get_level_values("rule")) == {"stop_at_100", "ema_slope", "page_hinkley",
+                                                      "adwin", "champion_challenger",
+                                                      "reservoir_validation"}
+    early = pr.early_stop(result)
+    assert early["fraction"].between(0, 1).all()
+
+
+def test_too_small_or_unrated_groups_are_named() -> None:
+    r = Ratings.from_arrays([1, 2, 3, 4, 5, 1, 2], [1, 2, 3, 4, 5, 1, 2], scale=(1, 5),
+                            groups={"dataset": ["a"] * 5 + ["b"] * 2})
+    with pytest.raises(DataError, match=r"group \{'dataset': 'b'\} has 2 human-rated items"):
+        pr.run(r, METHODS, seeds=(0,), rules=[])
+    r2 = Ratings.from_arrays([1, 2, 3], [1, np.nan, np.nan], scale=(1, 5),
+                             groups={"dataset": ["a", "b", "b"]})
+    with pytest.warns(UserWarning, match="2 of 3 items have no human score"), \
+            pytest.raises(DataError, match="has 1 human-rated items"):
+        pr.run(r2, METHODS, seeds=(0,), rules=[])
+    with pytest.raises(DataError, match="unknown stopping rule"):
+        pr.run(_ratings(), METHODS, rules=["patience"])
+
+
+def test_default_methods_cover_table3() -> None:
+    names = set(pr.default_methods(True))
+    assert {"raw", "sqm", "sqm_upper", "sqm_predictive", "contrastive_rollout", "platt",
+            "isotonic", "dawid_skene", "sliced_wasserstein", "cross_entropy"} <= names
+    assert "sqm_predictive" not in pr.default_methods(False)
+    assert isinstance(pr.table2, object) and isinstance(pd.DataFrame(), pd.DataFrame)

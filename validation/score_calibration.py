@@ -1,0 +1,185 @@
+"""Seed 003 on real data: the held-out protocol on llm-rubric, upper vs mid SQM, anchors needed,
+and the Bayesian calibration map against SQM on small anchor sets.
+
+Data: llm-rubric (microsoft/LLM-Rubric, real part): 223 dialogues, human scores 1–4 on
+questions Q0–Q7 (Q8 is a 3-option item and is left out), GPT-3.5's sampled answer (the judge's
+point score) and its full probability over the four answers (the predictive distribution).
+One group per question; per group 30 % of the items are held out (SPEC §4.6) and the protocol of
+:mod:`bayescal.calibration.protocol` runs every method in its paper mode with 3 seeds.
+
+Printed tables:
+
+1. Table 2 (final state, and best checkpoint; §4.7.3): median held-out MAE / W1 / exact match
+   with Δ% over raw, Copeland rank and wins/losses; and the final state with MAE and W1 of the
+   rounded outputs (§4.7.1).
+2. Paired Wilcoxon vs raw with Holm correction (pairs = questions).
+3. Upper vs mid SQM (point and predictive): the convention question of SPEC §4.7.2, with the
+   number of questions on which mid has the lower held-out MAE / W1.
+4. Anchors needed: median held-out MAE after 10/25/50/75/100 % of the pool, and the early-stop
+   fraction (first checkpoint within 5 % of the full-batch methods' final MAE).
+5. Stopping rules: median stop and regret against the best and the final checkpoint; and the
+   final held-out MAE beside the prequential (cumulative) MAE, a biased contrast.
+6. Small anchor sets (n = 10, 20, 30, 50): SQM (mid) against the Bayesian map (the MAP of
+   ``models.score_calibration``, computed by its tested twin ``penalized-mle``) — held-out MAE of
+   the calibrated mean and of the calibrated median, and W1.
+
+Run::
+
+    python validation/score_calibration.py --quick     # CI size: 3 questions, 1 seed
+    python validation/score_calibration.py             # full: 8 questions, 3 seeds
+    python validation/score_calibration.py --out results/
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayescal import datasets
+from bayescal.calibration import SQM
+from bayescal.calibration import protocol as pr
+from bayescal.calibration.metrics import mae, wasserstein
+from bayescal.data import Ratings
+from bayescal.frequentist import score_calibration as scf
+
+QUESTIONS = ["Q0", "Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7"]
+QUICK_QUESTIONS = ["Q0", "Q2", "Q6"]
+SMALL_N = (10, 20, 30, 50)
+
+
+class _Priors:
+    """The default priors of models.score_calibration.Priors (kept here so that this script
+    does not import PyMC; tests pin the two equal through the penalized twin)."""
+
+    cutpoint_sd = 3.0
+    gap_log_sd = 1.0
+    increment_log_mean = -0.5
+    increment_log_sd = 1.5
+
+
+def load(data: Path | None, questions: list[str]) -> Ratings:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the loader's dropped-row notes
+        df = datasets.llm_rubric(data)
+    df = df[df["criterion"].isin(questions)]
+    return Ratings.from_frame(df, scale=(1, 4), judge="judge", judge_dist=datasets.RUBRIC_PROBS,
+                              groups=["criterion"], item="item")
+
+
+def upper_vs_mid(res: pr.ProtocolResult) -> pd.DataFrame:
+    rows = []
+    for checkpoint in ("final", "best"):
+        vals = pr._per_group(res, checkpoint)
+        for mid, upper in (("sqm", "sqm_upper"), ("sqm_predictive", "sqm_predictive_upper")):
+            a = vals[vals["method"] == mid].set_index("criterion")
+            b = vals[vals["method"] == upper].set_index("criterion")
+            if a.empty or b.empty:
+                continue
+            rows.append({"checkpoint": checkpoint, "pair": f"{mid} vs {upper}",
+                         "mae_mid": a["mae"].median(), "mae_upper": b["mae"].median(),
+                         "w1_mid": a["w1"].median(), "w1_upper": b["w1"].median(),
+                         "exact_mid": a["exact"].median(), "exact_upper": b["exact"].median(),
+                         "groups": len(a),
+                         "mid_better_mae": int((a["mae"] < b["mae"]).sum()),
+                         "mid_better_w1": int((a["w1"] < b["w1"]).sum())})
+    return pd.DataFrame(rows)
+
+
+def anchors_needed(res: pr.ProtocolResult) -> pd.DataFrame:
+    cur = res.curve
+    out = {}
+    for f in pr.FRACTIONS:
+        at = cur[cur["fraction"] >= f - 1e-9]
+        first = at.loc[at.groupby(["criterion", "seed", "method"])["n_anchors"].idxmin()]
+        out[f"{f:.0%}"] = first.groupby("method", sort=False)["mae"].median()
+    table = pd.DataFrame(out)
+    early = pr.early_stop(res).groupby("method")["fraction"].median()
+    table["early_stop"] = early.reindex(table.index)
+    return table
+
+
+def cumulative_contrast(res: pr.ProtocolResult) -> pd.DataFrame:
+    """Final held-out MAE beside the prequential (cumulative) MAE of the same stream: the
+    cumulative figure averages the early, badly calibrated anchors in, so it is biased upward
+    as a measure of the final map (SPEC §4.6) and is shown only as a contrast."""
+    cur = res.curve[res.curve["mode"] != "full-batch"]
+    final = cur.loc[cur.groupby(["criterion", "seed", "method"])["n_anchors"].idxmax()]
+    return final.groupby("method")[["mae", "cumulative_mae"]].median().rename(
+        columns={"mae": "held_out_mae"})
+
+
+def small_anchor_sets(ratings: Ratings, seeds: list[int], sizes: tuple[int, ...] = SMALL_N
+                      ) -> pd.DataFrame:
+    rows = []
+    for gi, (key, part) in enumerate(ratings.by_group().items()):
+        for seed in seeds:
+            rng = np.random.default_rng([seed, gi])
+            pool, test = pr._split(part.n, 0.3, rng, str(key))
+            h_test = part.human[test]
+            for n in sizes:
+                if n > len(pool):
+                    continue
+                idx = pool[:n]
+                sqm = SQM(part.scale, "mid").fit(part.judge[idx], part.human[idx])
+                pred = sqm.predict(part.judge[test])
+                est = scf.fit(part.take(idx), penalty=_Priors())
+                lv = part.judge[test].astype(int) - part.scale[0]
+                mean = est.params["calibrated_mean"].values[lv]
+                cdf = np.cumsum(scf.probabilities(est.info["free"]), axis=1)
+                median = (cdf < 0.5).sum(axis=1)[lv] + part.scale[0]
+                for method, p in (("sqm", pred), ("bayes_mean", mean), ("bayes_median", median),
+                                  ("raw", part.judge[test])):
+                    rows.append({"criterion": key[0], "seed": seed, "n": n, "method": method,
+                                 "mae": mae(p, h_test), "w1": wasserstein(p, h_test)})
+    df = pd.DataFrame(rows)
+    return df.groupby(["n", "method"])[["mae", "w1"]].median().unstack("method")
+
+
+def run(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="CI size: 3 questions, 1 seed")
+    parser.add_argument("--data", type=Path, default=None, help="data root (or BAYESCAL_DATA)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for CSV tables")
+    args = parser.parse_args(argv)
+    questions = QUICK_QUESTIONS if args.quick else QUESTIONS
+    seeds = [0] if args.quick else [0, 1, 2]
+    ratings = load(args.data, questions)
+    t0 = time.perf_counter()
+    res = pr.run(ratings, seeds=seeds)
+    elapsed = time.perf_counter() - t0
+    tables: dict[str, Any] = {
+        "table2_final": pr.table2(res, checkpoint="final"),
+        "table2_best": pr.table2(res, checkpoint="best"),
+        "table2_final_rounded": pr.table2(res, checkpoint="final", rounded=True),
+        "wilcoxon": pr.wilcoxon_vs_raw(res),
+        "upper_vs_mid": upper_vs_mid(res),
+        "anchors_needed": anchors_needed(res),
+        "cumulative_contrast": cumulative_contrast(res),
+        "stopping": pr.stopping(res),
+        "small_anchor_sets": small_anchor_sets(ratings, seeds),
+    }
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_columns", 30)
+    print(f"llm-rubric (real), questions {questions}, seeds {seeds}: {ratings.n} items; "
+          f"protocol {elapsed:.1f} s")
+    for name, table in tables.items():
+        print(f"\n== {name}")
+        print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for name, table in tables.items():
+            table.to_csv(args.out / f"score_calibration_{name}.csv")
+    tables["result"] = res
+    tables["seconds"] = elapsed
+    return tables
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])
