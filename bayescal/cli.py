@@ -8,8 +8,10 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where used, so that `bayescal --help` answers at once
+    import pandas as pd
 
 __all__ = ["main"]
 
@@ -18,6 +20,8 @@ _MODELS = ("judge-discrimination-btl",)
 
 def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int = 3) -> pd.DataFrame:
     """One readable column per method: ``estimate [lower, upper]`` (or the estimate alone)."""
+    import pandas as pd
+
     out = pd.DataFrame(index=table.index)
     for m in methods:
         est = table[f"{m}_estimate"]
@@ -34,6 +38,8 @@ def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int =
 
 
 def _leaderboard(table: pd.DataFrame, methods: Sequence[str], sort_by: str) -> pd.DataFrame:
+    import pandas as pd
+
     shown = table[table["parameter"].isin(["ability", "discrimination"])]
     parts = []
     for name in ("ability", "discrimination"):
@@ -68,6 +74,8 @@ def _demo_data(data_dir: str | None, seed: int):
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     import bayescal as bc
     from bayescal import identify
     from bayescal.frequentist import MLEBoundaryError
@@ -120,6 +128,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
@@ -158,6 +168,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _mean(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from bayescal.data import Labels
     from bayescal.frequentist import judge_mean
 

@@ -11,10 +11,14 @@ import warnings
 from importlib.metadata import version
 from typing import Any, Literal
 
+import numpy as np
 import pymc as pm
+import pytensor
 import xarray as xr
+from scipy.optimize import minimize
 
 from bayescal.diagnostics import diagnose
+from bayescal.progress import interactive
 
 __all__ = ["fit"]
 
@@ -37,7 +41,7 @@ def fit(
     random_seed: int | None = None,
     nuts_sampler: Sampler = "nutpie",
     target_accept: float = 0.8,
-    progressbar: bool = False,
+    progressbar: bool | None = None,
     check: bool = True,
     **sample_kwargs: Any,
 ) -> xr.DataTree:
@@ -62,8 +66,9 @@ def fit(
         small fits.
     target_accept : float
         NUTS target acceptance rate.
-    progressbar : bool
-        Show a progress bar while sampling.
+    progressbar : bool, optional
+        Show NUTS progress bars. Default: yes in a terminal or a notebook, no under pytest or
+        CI (:func:`bayescal.progress.interactive`; ``BAYESCAL_PROGRESS=0`` silences it).
     check : bool
         Run :func:`bayescal.diagnose` after NUTS and warn when it fails.
     **sample_kwargs
@@ -76,21 +81,13 @@ def fit(
         ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
     """
     if method == "map":
-        with warnings.catch_warnings():
-            # find_MAP announces that its return type will change; we already ask for the new one
-            warnings.filterwarnings("ignore", category=FutureWarning, module="pymc")
-            result = pm.find_MAP(
-                method="L-BFGS-B",
-                model=model,
-                return_inferencedata=True,
-                jitter=False,
-                progressbar=progressbar,
-                options=dict(_MAP_OPTIONS),
-            )
+        result = _map(model)
         result.attrs.update(_attrs("map", random_seed, None))
         return result
     if method != "nuts":
         raise ValueError(f"method must be 'nuts' or 'map', got {method!r}")
+    if progressbar is None:
+        progressbar = interactive()
     result = pm.sample(
         draws=draws,
         tune=tune,
@@ -118,3 +115,58 @@ def _attrs(method: str, random_seed: int | None, sampler: str | None) -> dict[st
     if sampler is not None:
         attrs["nuts_sampler"] = sampler
     return attrs
+
+
+def _map(model: pm.Model) -> xr.DataTree:
+    """Posterior mode without the Jacobian, by L-BFGS-B on the model's unconstrained values.
+
+    The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. It compiles with
+    PyTensor's FAST_COMPILE mode: on the models here the full rewrite pipeline plus the numba
+    build cost several seconds on every call, even with a warm cache, while the optimizer needs
+    a few hundred evaluations of a cell-level log density (``bench/interactive.py`` prints both).
+    It builds the DataTree directly, without the trace and ArviZ conversion machinery.
+    """
+    free = model.continuous_value_vars
+    if len(free) != len(model.value_vars):
+        raise ValueError("MAP needs a model whose free variables are all continuous")
+    start = model.initial_point()
+    shapes = [np.shape(start[v.name]) for v in free]
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    loss = -model.logp(jacobian=False)
+    fn = model.compile_fn([loss, *pytensor.grad(loss, free)], inputs=free, mode="FAST_COMPILE",
+                          point_fn=False)
+
+    def unravel(x: np.ndarray) -> list[np.ndarray]:
+        parts = np.split(x, np.cumsum(sizes)[:-1])
+        return [p.reshape(shape) for p, shape in zip(parts, shapes, strict=True)]
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        value, *grads = fn(*unravel(x))
+        return float(value), np.concatenate([np.ravel(g) for g in grads])
+
+    x0 = np.concatenate([np.ravel(start[v.name]) for v in free]).astype(np.float64)
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B", options=dict(_MAP_OPTIONS))
+    if not res.success:
+        warnings.warn(f"the MAP optimizer did not converge: {res.message}", UserWarning,
+                      stacklevel=3)
+    # free variables on their own scale and every deterministic, as find_MAP reports them
+    wanted = {rv.name for rv in model.free_RVs} | {d.name for d in model.deterministics}
+    outs = [v for v in model.unobserved_value_vars if v.name in wanted]
+    names = [v.name for v in outs]
+    values_fn = model.compile_fn(outs, inputs=free, mode="FAST_COMPILE", point_fn=False,
+                                 on_unused_input="ignore")
+    values = values_fn(*unravel(np.asarray(res.x)))
+    posterior = xr.Dataset()
+    for name, value in zip(names, values, strict=True):
+        given = list(model.named_vars_to_dims.get(name) or ())
+        # unnamed axes get PyMC's own names (``ability_free_dim_0``)
+        dims = [given[i] if i < len(given) and given[i] is not None else f"{name}_dim_{i}"
+                for i in range(np.ndim(value))]
+        coords = {d: list(model.coords[d]) if model.coords.get(d) is not None
+                  else np.arange(np.shape(value)[i]) for i, d in enumerate(dims)}
+        posterior[name] = xr.DataArray(np.asarray(value)[None, None], dims=["chain", "draw", *dims],
+                                       coords={"chain": [0], "draw": [0], **coords})
+    result = xr.DataTree.from_dict({"posterior": posterior})
+    result.attrs.update({"map_converged": int(bool(res.success)), "map_iterations": int(res.nit),
+                         "map_logp": float(-res.fun)})
+    return result
