@@ -4,12 +4,14 @@ Each paper's model is a PyMC model (``bayescal.models``) fitted by MAP and NUTS,
 independent frequentist twin (``bayescal.frequentist``) for side-by-side intervals.
 """
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 # Every public name is loaded on first use: pandas/scipy take about a second to import and
 # PyMC/ArviZ several, and `bayescal --help` or a frequentist twin should not pay for them.
-# Name -> module that defines it (a module's own name means the module itself).
+# Name -> module that defines it.
 _LAZY = {
     "Comparisons": "bayescal.data",
     "DataError": "bayescal.data",
@@ -18,15 +20,20 @@ _LAZY = {
     "IdentificationWarning": "bayescal.identify",
     "Labels": "bayescal.data",
     "compare": "bayescal.compare",
+    "contrasts": "bayescal.contrasts",
     "datasets": "bayescal.datasets",
     "diagnose": "bayescal.diagnostics",
+    "elo_scale": "bayescal.contrasts",
     "fit": "bayescal.fitting",
     "leaderboard": "bayescal.tables",
     "plots": "bayescal.plots",
+    "ranks": "bayescal.contrasts",
     "simulate": "bayescal.simulate",
     "summarize": "bayescal.summary",
     "versions": "bayescal.environment",
+    "win_probabilities": "bayescal.contrasts",
 }
+_MODULES = {"datasets", "plots", "simulate"}
 
 
 def __getattr__(name: str) -> Any:
@@ -37,10 +44,27 @@ def __getattr__(name: str) -> Any:
         return globals()[name]
     if name in _LAZY:
         module = import_module(_LAZY[name])
-        value = module if module.__name__ == f"bayescal.{name}" else getattr(module, name)
+        value = module if name in _MODULES else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'bayescal' has no attribute {name!r}")
+
+
+class _Package(ModuleType):
+    """Keeps ``bayescal.contrasts`` the function when its submodule is imported.
+
+    Importing a submodule sets it as an attribute of the package; where a public function has
+    the submodule's name, the function is kept, as an eager ``from ... import`` would.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (isinstance(value, ModuleType) and name in _LAZY and name not in _MODULES
+                and value.__name__ == _LAZY[name]):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
@@ -55,12 +79,16 @@ __all__ = [
     "IdentificationWarning",
     "Labels",
     "compare",
+    "contrasts",
     "datasets",
     "diagnose",
+    "elo_scale",
     "fit",
     "leaderboard",
     "plots",
+    "ranks",
     "simulate",
     "summarize",
     "versions",
+    "win_probabilities",
 ]

@@ -3,6 +3,13 @@
 MAP results are stored like posteriors (1 chain x 1 draw), so :func:`bayescal.summarize` and
 :func:`bayescal.compare` treat both alike. NUTS runs are checked by
 :func:`bayescal.diagnose`, which warns when R-hat, ESS or divergences fail.
+
+Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
+observed *cell* (the models see aggregated cells, so ``az.loo`` on it is leave-one-CELL-out:
+all verdicts of one (judge, pair) cell are left out together, not one verdict; in the
+misclassification model a cell is a label pattern, all items sharing it), and the data
+groups show labels instead of integer codes (``constant_data.item_i`` holds item labels, the
+``cell`` coordinate reads ``judge: item_i vs item_j``).
 """
 
 from __future__ import annotations
@@ -29,6 +36,13 @@ Sampler = Literal["nutpie", "pymc", "numpyro", "blackjax"]
 # at ~1e-5 relative change on a log density in the thousands, so they are tightened here.
 _MAP_OPTIONS = {"maxiter": 20_000, "ftol": 1e-15, "gtol": 1e-9, "maxcor": 30}
 
+# The log_likelihood group costs chains x draws x cells x 8 bytes (17,820 cells at 4 x 1000
+# draws: 570 MB); above this size it is only computed when asked for.
+_LOG_LIKELIHOOD_BYTES = 256 * 2**20
+
+# Integer-coded data of the models and the coordinate each code indexes.
+_CODES = {"item_i": "item", "item_j": "item", "judge_code": "judge"}
+
 
 def fit(
     model: pm.Model,
@@ -43,6 +57,7 @@ def fit(
     target_accept: float = 0.8,
     progressbar: bool | None = None,
     check: bool = True,
+    log_likelihood: bool | None = None,
     **sample_kwargs: Any,
 ) -> xr.DataTree:
     """Fit a bayescal PyMC model by NUTS or MAP.
@@ -71,19 +86,24 @@ def fit(
         CI (:func:`bayescal.progress.interactive`; ``BAYESCAL_PROGRESS=0`` silences it).
     check : bool
         Run :func:`bayescal.diagnose` after NUTS and warn when it fails.
+    log_likelihood : bool, optional
+        Add the ``log_likelihood`` group (NUTS only; one entry per observed cell, so
+        ``az.loo`` is leave-one-cell-out). Default: added when it takes at most 256 MB,
+        otherwise skipped with a warning; True always adds it, False never.
     **sample_kwargs
         Passed to :func:`pymc.sample`.
 
     Returns
     -------
     xarray.DataTree
-        Groups ``posterior`` (and ``sample_stats`` for NUTS); attrs ``bayescal_method``,
-        ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
+        Groups ``posterior`` (and ``sample_stats``, ``observed_data``, ``constant_data`` and
+        ``log_likelihood`` for NUTS), coordinates and data as labels; attrs
+        ``bayescal_method``, ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
     """
     if method == "map":
         result = _map(model)
         result.attrs.update(_attrs("map", random_seed, None))
-        return result
+        return _labelled(result, model)
     if method != "nuts":
         raise ValueError(f"method must be 'nuts' or 'map', got {method!r}")
     if progressbar is None:
@@ -103,6 +123,8 @@ def fit(
         **sample_kwargs,
     )
     result.attrs.update(_attrs("nuts", random_seed, nuts_sampler))
+    _add_log_likelihood(result, model, log_likelihood)
+    result = _labelled(result, model)
     if check:
         diagnose(result, warn=True)
     return result
@@ -156,17 +178,98 @@ def _map(model: pm.Model) -> xr.DataTree:
     values_fn = model.compile_fn(outs, inputs=free, mode="FAST_COMPILE", point_fn=False,
                                  on_unused_input="ignore")
     values = values_fn(*unravel(np.asarray(res.x)))
-    posterior = xr.Dataset()
-    for name, value in zip(names, values, strict=True):
-        given = list(model.named_vars_to_dims.get(name) or ())
-        # unnamed axes get PyMC's own names (``ability_free_dim_0``)
-        dims = [given[i] if i < len(given) and given[i] is not None else f"{name}_dim_{i}"
-                for i in range(np.ndim(value))]
-        coords = {d: list(model.coords[d]) if model.coords.get(d) is not None
-                  else np.arange(np.shape(value)[i]) for i, d in enumerate(dims)}
-        posterior[name] = xr.DataArray(np.asarray(value)[None, None], dims=["chain", "draw", *dims],
-                                       coords={"chain": [0], "draw": [0], **coords})
-    result = xr.DataTree.from_dict({"posterior": posterior})
+    posterior = xr.Dataset({
+        name: _labelled_array(model, name, np.asarray(value)[None, None], ("chain", "draw"))
+        for name, value in zip(names, values, strict=True)
+    }).assign_coords(chain=[0], draw=[0])
+    observed = xr.Dataset({
+        rv.name: _labelled_array(model, rv.name, _value(model.rvs_to_values[rv]), ())
+        for rv in model.observed_RVs
+    })
+    constant = xr.Dataset({
+        var.name: _labelled_array(model, var.name, _value(var), ()) for var in model.data_vars
+    })
+    result = xr.DataTree.from_dict({"posterior": posterior, "observed_data": observed,
+                                    "constant_data": constant})
     result.attrs.update({"map_converged": int(bool(res.success)), "map_iterations": int(res.nit),
                          "map_logp": float(-res.fun)})
     return result
+
+
+def _value(var: Any) -> np.ndarray:
+    """The numbers behind a shared variable (pm.Data) or a constant (observed data)."""
+    return np.asarray(var.get_value() if hasattr(var, "get_value") else var.data)
+
+
+def _labelled_array(model: pm.Model, name: str, value: np.ndarray,
+                    leading: tuple[str, ...]) -> xr.DataArray:
+    """``value`` with the model's dims and coords for ``name`` after the ``leading`` dims."""
+    given = list(model.named_vars_to_dims.get(name) or ())
+    n = value.ndim - len(leading)
+    # unnamed axes get PyMC's own names (``ability_free_dim_0``)
+    dims = [given[i] if i < len(given) and given[i] is not None else f"{name}_dim_{i}"
+            for i in range(n)]
+    coords = {d: list(model.coords[d]) for d in dims if model.coords.get(d) is not None}
+    return xr.DataArray(value, dims=[*leading, *dims], coords=coords)
+
+
+def _add_log_likelihood(result: xr.DataTree, model: pm.Model, wanted: bool | None) -> None:
+    """Pointwise log-likelihood of every observed variable, per element (cell), in place."""
+    if wanted is False or not model.observed_RVs:
+        return
+    post = result["posterior"]
+    n_samples = post.sizes.get("chain", 1) * post.sizes.get("draw", 1)
+    observed = result["observed_data"].to_dataset() if "observed_data" in result.children \
+        else xr.Dataset()
+    size = sum(int(v.size) for v in observed.data_vars.values())
+    if wanted is None and 8 * n_samples * size > _LOG_LIKELIHOOD_BYTES:
+        warnings.warn(
+            f"the log_likelihood group was not computed: {n_samples} draws x {size} cells "
+            f"would take {8 * n_samples * size / 2**20:.0f} MB. Pass log_likelihood=True to "
+            "bayescal.fit, or call pymc.compute_log_likelihood(result, model=model) later.",
+            UserWarning, stacklevel=3,
+        )
+        return
+    pm.compute_log_likelihood(result, model=model, progressbar=False)
+
+
+def _labelled(result: xr.DataTree, model: pm.Model) -> xr.DataTree:
+    """Replace integer codes by labels in ``constant_data`` and name the cells by their labels."""
+    codes = {}
+    for name, dim in _CODES.items():
+        if name in model.named_vars and model.coords.get(dim) is not None:
+            value = np.asarray(model[name].get_value())
+            codes[name] = np.asarray(model.coords[dim], dtype=str)[value]
+    cells = _cell_labels(codes)
+    for group in list(result.children):
+        ds = result[group].to_dataset()
+        changed = False
+        if group == "constant_data":
+            for name, labels in codes.items():
+                if name in ds.data_vars:
+                    ds[name] = (ds[name].dims, labels)
+                    changed = True
+        if cells is not None and "cell" in ds.dims and ds.sizes["cell"] == len(cells):
+            ds = ds.assign_coords(cell=cells)
+            changed = True
+        if changed:
+            result[group] = xr.DataTree(ds)
+    return result
+
+
+def _cell_labels(codes: dict[str, np.ndarray]) -> np.ndarray | None:
+    """``judge: a vs b`` per cell (``a vs b`` without judges); None when the model has no pairs."""
+    if "item_i" not in codes or "item_j" not in codes:
+        return None
+    labels = np.char.add(np.char.add(codes["item_i"], " vs "), codes["item_j"])
+    if "judge_code" in codes:
+        labels = np.char.add(np.char.add(codes["judge_code"], ": "), labels)
+    if len(np.unique(labels)) < len(labels):
+        # cells that differ only by something unlabelled (display order): number the repeats
+        seen: dict[str, int] = {}
+        unique = []
+        for lab in labels.tolist():
+            seen[lab] = seen.get(lab, 0) + 1
+            unique.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
+        labels = np.asarray(unique)
+    return labels
