@@ -106,7 +106,7 @@ def _demo(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", bc.DiagnosticWarning)
         post = bc.fit(model, "nuts", draws=args.draws, tune=args.tune, chains=args.chains,
                       random_seed=args.seed, nuts_sampler=args.sampler,
-                      progressbar=not args.no_progress)
+                      progressbar=False if args.no_progress else None)
     fits["nuts"] = post
     print(f"NUTS ({args.sampler}, {args.chains} chains x {args.draws} draws after {args.tune} "
           f"tuning): {time.perf_counter() - t0:.2f} s\n")
@@ -114,12 +114,14 @@ def _demo(args: argparse.Namespace) -> int:
     methods = [m for m in ("mle", "map", "nuts") if m in fits]
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 40)
-    view = _leaderboard(table, methods, sort_by="nuts")
+    _print_leaderboard(fits, args.prob, truth, sort_by="nuts")
+    view = _leaderboard(table[table["parameter"] == "discrimination"], methods, sort_by="nuts")
     if truth is not None:
         view["truth"] = table["truth"].reindex(view.index).map(lambda v: f"{v:.3f}")
-    print(f"Leaderboard and judge discriminations ({args.prob:.0%} intervals: "
-          "MLE Wald, NUTS equal-tailed; MAP is a point):")
+    print("\nJudge discriminations (same intervals):")
     print(view.to_string())
+    if args.out:
+        _write_figures(Path(args.out), fits, args.prob, truth, sort_by="nuts")
     print("\nSampler diagnostics (identified quantities):")
     print(bc.diagnose(post, warn=False).to_string())
     for w in caught:
@@ -154,19 +156,76 @@ def _fit(args: argparse.Namespace) -> int:
         model = jd.build(data, discrimination=discrimination)
         result = bc.fit(model, args.method, draws=args.draws, tune=args.tune, chains=args.chains,
                         random_seed=args.seed, nuts_sampler=args.sampler,
-                        progressbar=args.method == "nuts" and not args.no_progress)
+                        progressbar=False if args.no_progress else None)
         table = bc.summarize(result, args.prob)
         if out is not None:
             result.to_netcdf(out / "posterior.nc")
         if args.method == "nuts":
             print(bc.diagnose(result, warn=True).to_string(), file=sys.stderr)
     pd.set_option("display.width", 200)
-    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    board = _print_leaderboard({args.method: result}, args.prob, None, sort_by=args.method)
+    rest = table[table["parameter"] != "ability"]
+    if len(rest):
+        print()
+        print(rest.to_string(float_format=lambda v: f"{v:.4f}"))
     if out is not None:
         table.to_csv(out / "summary.csv")
+        board.to_csv(out / "leaderboard.csv")
+        _write_figures(out, {args.method: result}, args.prob, None, sort_by=args.method)
         saved = out / ("estimate.nc" if args.method == "mle" else "posterior.nc")
         print(f"wrote {out / 'summary.csv'} and {saved}", file=sys.stderr)
     return 0
+
+
+def _print_leaderboard(fits: dict, prob: float, truth, sort_by: str) -> pd.DataFrame:
+    """The ability leaderboard, best first, as ``bayescal fit`` and ``bayescal demo`` print it."""
+    import bayescal as bc
+    from bayescal.tables import format_leaderboard
+
+    board = bc.leaderboard(prob=prob, truth=truth, sort_by=sort_by, **fits)
+    kinds = {"mle": "Wald", "nuts": "posterior equal-tailed", "map": "a point, no interval"}
+    shown = "; ".join(f"{m}: {kinds.get(m, '')}" for m in fits)
+    print(f"Leaderboard, best first ({prob:.0%} intervals — {shown}; rank [interval], 1 = best):")
+    print(format_leaderboard(board).to_string())
+    return board
+
+
+def _write_figures(out: Path, fits: dict, prob: float, truth, sort_by: str) -> list[Path]:
+    """PNGs of the fits in ``out``: forest, leaderboard, win probabilities, discriminations."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # the command writes files; it never opens windows
+    import matplotlib.pyplot as plt
+
+    from bayescal import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "forest.png": lambda: plots.forest(prob=prob, truth=truth, **fits),
+        "leaderboard.png": lambda: plots.leaderboard(prob=prob, truth=truth, sort_by=sort_by,
+                                                     **fits),
+        "win_probabilities.png": lambda: plots.win_probability_heatmap(fits[sort_by]),
+    }
+    if any("discrimination" in _variables(fit) for fit in fits.values()):
+        figures["discriminations.png"] = lambda: plots.discriminations(prob=prob, truth=truth,
+                                                                        **fits)
+    written = []
+    for name, draw in figures.items():
+        figure = draw()
+        figure.savefig(out / name, dpi=100)
+        written.append(out / name)
+        plt.close("all")
+    print(f"wrote {', '.join(p.name for p in written)} in {out}", file=sys.stderr)
+    return written
+
+
+def _variables(fit) -> list[str]:
+    """Variable names of a fit (posterior variables or Estimate parameters)."""
+    import xarray as xr
+
+    if isinstance(fit, xr.DataTree):
+        return [str(v) for v in fit["posterior"].data_vars]
+    return [str(v) for v in fit.params.data_vars]
 
 
 def _mean(args: argparse.Namespace) -> int:
@@ -208,6 +267,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("data_dir", nargs="?", default=None,
                       help="folder holding ppr-chatbot-arena/ (default: simulated data)")
     sampling(demo, 1000)
+    demo.add_argument("--out", default=None, help="folder for the PNG figures")
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")
@@ -215,7 +275,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("file", help="CSV with one row per verdict")
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
     fit.add_argument("--out", default=None,
-                     help="folder for summary.csv and posterior.nc (estimate.nc for mle)")
+                     help="folder for summary.csv, leaderboard.csv, the PNG figures and "
+                          "posterior.nc (estimate.nc for mle)")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
