@@ -177,7 +177,10 @@ def show_estimate(table):
             print(f"  note, {method}: {note[:200]}{' ...' if len(note) > 200 else ''}")
 
 
-show_estimate(jm.estimate(vignette, prob=PROB))
+vignette_table = jm.estimate(vignette, prob=PROB)
+show_estimate(vignette_table)
+estimators_plot = bc.plots.judge_mean_estimators(
+    vignette_table, title=f"Arena vignette: estimators of the prevalence, {PROB:.0%} intervals")
 
 # %% [markdown]
 # The conventions differ between implementations (card, §6). The helper below collects the
