@@ -21,7 +21,7 @@ from bayescal.summary import check_prob, summarize
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
 
-__all__ = ["leaderboard", "method_name", "named_results"]
+__all__ = ["format_leaderboard", "leaderboard", "method_name", "named_results"]
 
 
 def method_name(result: Any) -> str:
