@@ -68,7 +68,9 @@ def fit(
         From a ``bayescal.models.<stem>.build``.
     method : {"nuts", "map"}
         ``nuts``: posterior draws. ``map``: the posterior mode in the model's constrained
-        parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw.
+        parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw
+        with ``observed_data`` and ``constant_data``; attrs ``map_converged``,
+        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge).
     draws, tune, chains, cores : int
         NUTS settings (``cores`` defaults to PyMC's choice).
     random_seed : int, optional
