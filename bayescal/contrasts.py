@@ -38,6 +38,7 @@ __all__ = ["contrasts", "elo_scale", "ranks", "win_probabilities"]
 Scale = Literal["logit", "elo"]
 
 _SAMPLE_DIMS = ("chain", "draw")
+_BLOCK = 2**22  # draws x contrasts evaluated at once (32 MB)
 RANK_COLUMNS = ["item", "method", "estimate", "rank", "rank_median", "rank_lower",
                 "rank_upper", "prob", "source"]
 
@@ -282,9 +283,15 @@ def contrasts(
         kind = "wald"
     elif ab.kind == "draws":
         assert ab.draws is not None
-        values = ab.draws @ mat.T
-        se = values.std(axis=0, ddof=1)
-        lower, upper = np.quantile(values, [0.5 - prob / 2, 0.5 + prob / 2], axis=0)
+        se, lower, upper = np.empty(len(names)), np.empty(len(names)), np.empty(len(names))
+        # all pairs of 200 items over 4000 draws would be 640 MB at once: go in blocks
+        step = max(1, _BLOCK // len(ab.draws))
+        for start in range(0, len(names), step):
+            block = slice(start, start + step)
+            values = ab.draws @ mat[block].T
+            se[block] = values.std(axis=0, ddof=1)
+            lower[block], upper[block] = np.quantile(
+                values, [0.5 - prob / 2, 0.5 + prob / 2], axis=0)
         kind = "eti"
     else:
         se, lower, upper, kind = nan, nan, nan, "none"

@@ -448,6 +448,7 @@ class Comparisons:
             f"{self.n_items} items, {self.n_judges} judges"
             + (f", humans={list(self.humans)}" if self.humans else "")
             + (", display order recorded" if self.has_order else "")
+            + (f", {len(self.clusters)} clusters" if self.clusters else "")
             + ")"
         )
 

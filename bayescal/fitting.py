@@ -7,9 +7,9 @@ MAP results are stored like posteriors (1 chain x 1 draw), so :func:`bayescal.su
 Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
 observed *cell* (the models see aggregated cells, so ``az.loo`` on it is leave-one-CELL-out:
 all verdicts of one (judge, pair) cell are left out together, not one verdict; in the
-misclassification model a cell is a label pattern, all items sharing it), and the data
-groups show labels instead of integer codes (``constant_data.item_i`` holds item labels, the
-``cell`` coordinate reads ``judge: item_i vs item_j``).
+misclassification model a cell is a label pattern, all items sharing it), and cells are
+named by labels, not integer codes: the ``cell`` coordinate reads ``judge: item_i vs item_j``
+and the coordinates ``judge_label``, ``item_i_label``, ``item_j_label`` run along it.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ _LOG_LIKELIHOOD_BYTES = 256 * 2**20
 
 # Integer-coded data of the models and the coordinate each code indexes.
 _CODES = {"item_i": "item", "item_j": "item", "judge_code": "judge"}
+_LABEL_NAMES = {"item_i": "item_i", "item_j": "item_j", "judge_code": "judge"}
 
 
 def fit(
@@ -236,26 +237,27 @@ def _add_log_likelihood(result: xr.DataTree, model: pm.Model, wanted: bool | Non
 
 
 def _labelled(result: xr.DataTree, model: pm.Model) -> xr.DataTree:
-    """Replace integer codes by labels in ``constant_data`` and name the cells by their labels."""
+    """Name the cells by their labels and attach the labels behind every integer code.
+
+    Every group with a ``cell`` dim gets the ``cell`` coordinate ``judge: a vs b`` and the
+    coordinates ``judge_label``, ``item_i_label``, ``item_j_label`` (so per-judge sums of the
+    log-likelihood are one ``groupby`` away). The coded variables of ``constant_data`` keep
+    their integer values: PyMC compares them with the model's data to decide what
+    ``sample_posterior_predictive`` must resample, and fails on labels.
+    """
     codes = {}
     for name, dim in _CODES.items():
         if name in model.named_vars and model.coords.get(dim) is not None:
             value = np.asarray(model[name].get_value())
             codes[name] = np.asarray(model.coords[dim], dtype=str)[value]
     cells = _cell_labels(codes)
+    if cells is None:
+        return result
+    extra = {f"{_LABEL_NAMES[name]}_label": ("cell", labels) for name, labels in codes.items()}
     for group in list(result.children):
         ds = result[group].to_dataset()
-        changed = False
-        if group == "constant_data":
-            for name, labels in codes.items():
-                if name in ds.data_vars:
-                    ds[name] = (ds[name].dims, labels)
-                    changed = True
-        if cells is not None and "cell" in ds.dims and ds.sizes["cell"] == len(cells):
-            ds = ds.assign_coords(cell=cells)
-            changed = True
-        if changed:
-            result[group] = xr.DataTree(ds)
+        if "cell" in ds.dims and ds.sizes["cell"] == len(cells):
+            result[group] = xr.DataTree(ds.assign_coords(cell=cells, **extra))
     return result
 
 

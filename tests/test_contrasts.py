@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -253,3 +255,13 @@ def test_posterior_with_judge_specific_scores(rng):
     assert bc.ranks(tree, judge="j2").index[0] == "a"
     with pytest.raises(ValueError, match="judge="):
         bc.win_probabilities(tree)
+
+
+def test_blocked_posterior_contrasts_equal_one_pass(rng, monkeypatch):
+    """The draws x contrasts product is evaluated in blocks; blocks must not change a number."""
+    # bc.contrasts is the function; the module is reached through importlib
+    module = importlib.import_module("bayescal.contrasts")
+    tree = fake_posterior(rng.normal(size=(400, 3)))
+    whole = bc.contrasts(tree)
+    monkeypatch.setattr(module, "_BLOCK", 401)  # one contrast per block
+    pd.testing.assert_frame_equal(bc.contrasts(tree), whole)

@@ -157,17 +157,29 @@ def test_log_likelihood_is_per_cell_and_sums_to_the_twin_loglik(btl_fits, btl_da
             assert total == pytest.approx(jd_f.loglik(params, btl_data), rel=1e-10)
 
 
-def test_constant_data_and_cells_carry_labels(btl_fits, btl_data):
+@pytest.mark.filterwarnings("ignore:Numba will use object mode")
+def test_cells_carry_labels_and_posterior_predictive_still_runs(btl_fits, btl_data):
+    """Every cell group names its cells by labels (`j: a vs b`, plus judge/item label coords);
+    the coded constant_data stays what PyMC compares, so posterior predictive sampling works."""
+    import pymc as pm
+
+    from bayescal.models import judge_discrimination_btl as jd
+
     tree = btl_fits["judge-aware"]
-    const = tree["constant_data"]
-    assert set(np.unique(const["item_i"].values)) <= set(btl_data.items)
-    assert set(np.unique(const["judge_code"].values)) == set(btl_data.judges)
     cells = btl_data.collapse(order=True)
-    first = (f"{btl_data.judges[cells.judge[0]]}: {btl_data.items[cells.item_i[0]]} vs "
-             f"{btl_data.items[cells.item_j[0]]}")
+    judge, a, b = (btl_data.judges[cells.judge[3]], btl_data.items[cells.item_i[3]],
+                   btl_data.items[cells.item_j[3]])
     for group in ("log_likelihood", "observed_data", "constant_data"):
-        assert str(tree[group]["cell"].values[0]) == first
-    assert tree["constant_data"]["count"].values[0] == cells.count[0]
+        ds = tree[group]
+        assert str(ds["cell"].values[3]) == f"{judge}: {a} vs {b}"
+        assert (str(ds["judge_label"].values[3]), str(ds["item_i_label"].values[3]),
+                str(ds["item_j_label"].values[3])) == (judge, a, b)
+    assert tree["constant_data"]["count"].values[3] == cells.count[3]
+    per_judge = tree["log_likelihood"]["outcome"].groupby("judge_label").sum()
+    assert set(per_judge["judge_label"].values) == set(btl_data.judges)
+    ppc = pm.sample_posterior_predictive(tree, model=jd.build(btl_data), progressbar=False,
+                                         random_seed=1)
+    assert ppc["posterior_predictive"]["outcome"].shape == (2, 100, cells.n_cells)
 
 
 # cells of ~100 verdicts are influential observations: Pareto k above 0.6 is expected here

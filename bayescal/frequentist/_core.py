@@ -80,6 +80,13 @@ def cluster_meat(
     Returns
     -------
     ndarray, shape (parameters, parameters)
+
+    Notes
+    -----
+    A user's key comes from ``Comparisons.from_frame(..., cluster=...)`` (records are
+    (cluster, cell) sums, codes ``cluster_code``). A built-in key needs no new data: DIAL's
+    cell-clustered sandwich (judge x unordered pair, both display orders pooled) passes
+    per-cell scores with ``clusters = (judge * n_items + item_i) * n_items + item_j``.
     """
     codes = np.asarray(clusters)
     n_records = scores.shape[0]
