@@ -7,6 +7,8 @@ Prints, with a cold and a warm PyTensor compile cache (cold = an empty temporary
 * the MAP of the demo model (12 models, 6 judges, 30,000 simulated verdicts, as in
   ``bayescal demo``): the ``bc.fit(model, "map")`` call alone (target ≤ 3 s warm) and the whole
   process (imports, simulation, fit);
+* the same MAP by the path bayescal used before (``import arviz`` as the diagnostics module
+  did, then ``pm.find_MAP`` with the default numba build and its DataTree conversion);
 * the MLE of the same data (the frequentist twin) for scale;
 * NUTS with nutpie on the same model (``--draws`` per chain, 4 chains), which compiles on
   every call;
@@ -64,6 +66,13 @@ else:
     if what == "map":
         bc.fit(model, "map")
         out["map_fit"] = (time.perf_counter() - t, time.process_time() - c)
+    elif what == "find_map":
+        import warnings
+        import arviz, pymc as pm
+        warnings.simplefilter("ignore", FutureWarning)
+        pm.find_MAP(model=model, return_inferencedata=True, jitter=False, progressbar=False,
+                    options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-9, "maxcor": 30})
+        out["find_map_fit"] = (time.perf_counter() - t, time.process_time() - c)
     else:
         bc.fit(model, "nuts", draws=int(sys.argv[2]), tune=int(sys.argv[2]), chains=4,
                nuts_sampler="nutpie", random_seed=1, progressbar=False, check=False,
@@ -138,7 +147,8 @@ def main() -> None:
             figures: dict[str, list[tuple[float, float]]] = {}
             runs = 1 if state == "cold" else repeats
             for _ in range(runs):
-                for key, value in {**_child(["map"], env), **_child(["mle"], env)}.items():
+                for key, value in {**_child(["map"], env), **_child(["mle"], env),
+                                   **_child(["find_map"], env)}.items():
                     figures.setdefault(key, []).append(value)
                 figures.setdefault("help", []).append(_help(env))
             figures.update({k: [v] for k, v in _child(["nuts", str(draws)], env).items()})
@@ -155,6 +165,9 @@ def main() -> None:
     labels = {
         "help": "bayescal --help (whole process)",
         "map_fit": "bc.fit(model, 'map') call (demo model)",
+        "find_map_fit": "before: import arviz + pm.find_MAP (numba, DataTree)",
+        "process_find_map": "before: fresh process, imports + data + find_MAP",
+        "wall_find_map": "before: incl. interpreter start (find_MAP)",
         "process_map": "fresh process: imports + data + MAP",
         "wall_map": "fresh process incl. interpreter start (MAP)",
         "mle_fit": "twin MLE call (same data)",
@@ -175,7 +188,8 @@ def main() -> None:
     print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     ratio = warm[labels["map_fit"]] / warm[labels["mle_fit"]]
     print(f"\nwarm MAP / MLE call: {ratio:.0f}x; warm nutpie / MAP call: "
-          f"{warm[labels['nutpie_fit']] / warm[labels['map_fit']]:.1f}x")
+          f"{warm[labels['nutpie_fit']] / warm[labels['map_fit']]:.1f}x; warm find_MAP path "
+          f"(before) / MAP call: {warm[labels['find_map_fit']] / warm[labels['map_fit']]:.1f}x")
 
 
 if __name__ == "__main__":
