@@ -298,6 +298,7 @@ def leaderboard(
     rank_axis = pc.get_target(None, {"column": "rank"})
     rank_axis.set_xlabel("rank (1 = best)")
     rank_axis.set_xlim(len(items) + 0.5, 0.5)
+    rank_axis.xaxis.get_major_locator().set_params(integer=True)
     pc.get_target(None, {"column": "forest"}).set_xlabel(parameter)
     _title(pc, f"Leaderboard: {prob:.0%} intervals of {parameter} and of the rank")
     return pc
