@@ -4,30 +4,73 @@ Each paper's model is a PyMC model (``bayescal.models``) fitted by MAP and NUTS,
 independent frequentist twin (``bayescal.frequentist``) for side-by-side intervals.
 """
 
+import sys
 from importlib import import_module
-from importlib.metadata import version as _version
+from types import ModuleType
 from typing import Any
 
-from bayescal import datasets, simulate
-from bayescal.compare import compare
-from bayescal.contrasts import contrasts, elo_scale, ranks, win_probabilities
-from bayescal.data import Comparisons, DataError, Labels, Ratings
-from bayescal.environment import versions
-from bayescal.identify import IdentificationError, IdentificationWarning
-from bayescal.summary import summarize
-
-__version__ = _version("bayescal")
-
-# PyMC and ArviZ take seconds to import; the frequentist twins and the data layer do not need
-# them, so the Bayesian entry points are loaded on first use.
-_LAZY = {"fit": "bayescal.fitting", "diagnose": "bayescal.diagnostics",
-         "DiagnosticWarning": "bayescal.diagnostics"}
+# Every public name is loaded on first use: pandas/scipy take about a second to import and
+# PyMC/ArviZ several, and `bayescal --help` or a frequentist twin should not pay for them.
+# Name -> module that defines it.
+_LAZY = {
+    "Comparisons": "bayescal.data",
+    "DataError": "bayescal.data",
+    "DiagnosticWarning": "bayescal.diagnostics",
+    "IdentificationError": "bayescal.identify",
+    "IdentificationWarning": "bayescal.identify",
+    "Labels": "bayescal.data",
+    "Ratings": "bayescal.data",
+    "compare": "bayescal.compare",
+    "contrasts": "bayescal.contrasts",
+    "datasets": "bayescal.datasets",
+    "diagnose": "bayescal.diagnostics",
+    "elo_scale": "bayescal.contrasts",
+    "fit": "bayescal.fitting",
+    "leaderboard": "bayescal.tables",
+    "plots": "bayescal.plots",
+    "ranks": "bayescal.contrasts",
+    "simulate": "bayescal.simulate",
+    "summarize": "bayescal.summary",
+    "versions": "bayescal.environment",
+    "win_probabilities": "bayescal.contrasts",
+}
+_MODULES = {"datasets", "plots", "simulate"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata alone costs a few hundred ms
+        from importlib.metadata import version
+
+        globals()[name] = version("bayescal")
+        return globals()[name]
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        module = import_module(_LAZY[name])
+        value = module if name in _MODULES else getattr(module, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'bayescal' has no attribute {name!r}")
+
+
+class _Package(ModuleType):
+    """Keeps ``bayescal.contrasts`` the function when its submodule is imported.
+
+    Importing a submodule sets it as an attribute of the package; where a public function has
+    the submodule's name, the function is kept, as an eager ``from ... import`` would.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (isinstance(value, ModuleType) and name in _LAZY and name not in _MODULES
+                and value.__name__ == _LAZY[name]):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY, "__version__"])
+
 
 __all__ = [
     "Comparisons",
@@ -43,6 +86,8 @@ __all__ = [
     "diagnose",
     "elo_scale",
     "fit",
+    "leaderboard",
+    "plots",
     "ranks",
     "simulate",
     "summarize",

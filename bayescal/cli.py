@@ -11,9 +11,10 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where used, so that `bayescal --help` answers at once
+    import pandas as pd
 
 __all__ = ["main"]
 
@@ -86,6 +87,7 @@ def _existing_dir(text: str) -> str:
 
 
 def _read_table(path: str) -> pd.DataFrame:
+    import pandas as pd
     try:
         return pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
@@ -159,6 +161,8 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
 
 def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int = 3) -> pd.DataFrame:
     """One readable column per method: ``estimate [lower, upper]`` (or the estimate alone)."""
+    import pandas as pd
+
     out = pd.DataFrame(index=table.index)
     for m in methods:
         est = table[f"{m}_estimate"]
@@ -175,6 +179,8 @@ def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int =
 
 
 def _leaderboard(table: pd.DataFrame, methods: Sequence[str], sort_by: str) -> pd.DataFrame:
+    import pandas as pd
+
     shown = table[table["parameter"].isin(["ability", "discrimination"])]
     parts = []
     for name in ("ability", "discrimination"):
@@ -209,6 +215,8 @@ def _demo_data(data_dir: str | None, seed: int):
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     import bayescal as bc
     from bayescal import identify
     from bayescal.frequentist import MLEBoundaryError
@@ -240,7 +248,7 @@ def _demo(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", bc.DiagnosticWarning)
         post = bc.fit(model, "nuts", draws=args.draws, tune=args.tune, chains=args.chains,
                       random_seed=args.seed, nuts_sampler=args.sampler,
-                      progressbar=not args.no_progress)
+                      progressbar=False if args.no_progress else None)
     fits["nuts"] = post
     print(f"NUTS ({args.sampler}, {args.chains} chains x {args.draws} draws after {args.tune} "
           f"tuning): {time.perf_counter() - t0:.2f} s\n")
@@ -248,12 +256,14 @@ def _demo(args: argparse.Namespace) -> int:
     methods = [m for m in ("mle", "map", "nuts") if m in fits]
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 40)
-    view = _leaderboard(table, methods, sort_by="nuts")
+    _print_leaderboard(fits, args.prob, truth, sort_by="nuts")
+    view = _leaderboard(table[table["parameter"] == "discrimination"], methods, sort_by="nuts")
     if truth is not None:
         view["truth"] = table["truth"].reindex(view.index).map(lambda v: f"{v:.3f}")
-    print(f"Leaderboard and judge discriminations ({args.prob:.0%} intervals: "
-          "MLE Wald, NUTS equal-tailed; MAP is a point):")
+    print("\nJudge discriminations (same intervals):")
     print(view.to_string())
+    if args.out:
+        _write_figures(Path(args.out), fits, args.prob, truth, sort_by="nuts")
     print("\nSampler diagnostics (identified quantities):")
     print(bc.diagnose(post, warn=False).to_string())
     for w in caught:
@@ -265,6 +275,8 @@ _VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "c
 
 
 def _fit(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
@@ -292,16 +304,22 @@ def _fit(args: argparse.Namespace) -> int:
         model = jd.build(data, discrimination=discrimination)
         result = bc.fit(model, args.method, draws=args.draws, tune=args.tune, chains=args.chains,
                         random_seed=args.seed, nuts_sampler=args.sampler,
-                        progressbar=args.method == "nuts" and not args.no_progress)
+                        progressbar=False if args.no_progress else None)
         table = bc.summarize(result, args.prob)
         if out is not None:
             result.to_netcdf(out / "posterior.nc")
         if args.method == "nuts":
             print(bc.diagnose(result, warn=True).to_string(), file=sys.stderr)
     pd.set_option("display.width", 200)
-    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    board = _print_leaderboard({args.method: result}, args.prob, None, sort_by=args.method)
+    rest = table[table["parameter"] != "ability"]
+    if len(rest):
+        print()
+        print(rest.to_string(float_format=lambda v: f"{v:.4f}"))
     if out is not None:
         table.to_csv(out / "summary.csv")
+        board.to_csv(out / "leaderboard.csv")
+        _write_figures(out, {args.method: result}, args.prob, None, sort_by=args.method)
         saved = out / ("estimate.nc" if args.method == "mle" else "posterior.nc")
         print(f"wrote {out / 'summary.csv'} and {saved}", file=sys.stderr)
     return 0
@@ -309,6 +327,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _fit_order_effect(args: argparse.Namespace, data) -> int:
     """``bayescal fit order-effect-btl``: DIAL model (1), its table and the Wald tests of b_k."""
+    import pandas as pd
+
     import bayescal as bc
     from bayescal.frequentist import order_effect_btl as twin
 
@@ -343,7 +363,60 @@ def _fit_order_effect(args: argparse.Namespace, data) -> int:
     return 0
 
 
+def _print_leaderboard(fits: dict, prob: float, truth, sort_by: str) -> pd.DataFrame:
+    """The ability leaderboard, best first, as ``bayescal fit`` and ``bayescal demo`` print it."""
+    import bayescal as bc
+    from bayescal.tables import format_leaderboard
+
+    board = bc.leaderboard(prob=prob, truth=truth, sort_by=sort_by, **fits)
+    kinds = {"mle": "Wald", "nuts": "posterior equal-tailed", "map": "a point, no interval"}
+    shown = "; ".join(f"{m}: {kinds.get(m, '')}" for m in fits)
+    print(f"Leaderboard, best first ({prob:.0%} intervals — {shown}; rank [interval], 1 = best):")
+    print(format_leaderboard(board).to_string())
+    return board
+
+
+def _write_figures(out: Path, fits: dict, prob: float, truth, sort_by: str) -> list[Path]:
+    """PNGs of the fits in ``out``: forest, leaderboard, win probabilities, discriminations."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # the command writes files; it never opens windows
+    import matplotlib.pyplot as plt
+
+    from bayescal import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "forest.png": lambda: plots.forest(prob=prob, truth=truth, **fits),
+        "leaderboard.png": lambda: plots.leaderboard(prob=prob, truth=truth, sort_by=sort_by,
+                                                     **fits),
+        "win_probabilities.png": lambda: plots.win_probability_heatmap(fits[sort_by]),
+    }
+    if any("discrimination" in _variables(fit) for fit in fits.values()):
+        figures["discriminations.png"] = lambda: plots.discriminations(prob=prob, truth=truth,
+                                                                        **fits)
+    written = []
+    for name, draw in figures.items():
+        figure = draw()
+        figure.savefig(out / name, dpi=100)
+        written.append(out / name)
+        plt.close("all")
+    print(f"wrote {', '.join(p.name for p in written)} in {out}", file=sys.stderr)
+    return written
+
+
+def _variables(fit) -> list[str]:
+    """Variable names of a fit (posterior variables or Estimate parameters)."""
+    import xarray as xr
+
+    if isinstance(fit, xr.DataTree):
+        return [str(v) for v in fit["posterior"].data_vars]
+    return [str(v) for v in fit.params.data_vars]
+
+
 def _mean(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from bayescal.data import Labels
     from bayescal.frequentist import judge_mean
 
@@ -361,6 +434,7 @@ def _mean(args: argparse.Namespace) -> int:
 
 def _positive_value(frame: pd.DataFrame, human: str, positive: str | None) -> object:
     """``--positive`` as the human column's type: a number for a numeric column."""
+    import pandas as pd
     if positive is None or human not in frame or not pd.api.types.is_numeric_dtype(frame[human]):
         return positive
     try:
@@ -395,6 +469,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("data_dir", nargs="?", default=None, type=_existing_dir,
                       help="folder holding ppr-chatbot-arena/ (default: simulated data)")
     sampling(demo, 1000)
+    demo.add_argument("--out", default=None, help="folder for the PNG figures")
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")
@@ -402,7 +477,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("file", type=_existing_file, help="CSV with one row per verdict")
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
     fit.add_argument("--out", default=None,
-                     help="folder for summary.csv and posterior.nc (estimate.nc for mle)")
+                     help="folder for summary.csv, leaderboard.csv, the PNG figures and "
+                          "posterior.nc (estimate.nc for mle)")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
     fit.add_argument("--fractional", action="store_true",
                      help="accept soft outcomes in [0, 1] and fractional counts (weights)")
@@ -437,6 +513,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     import json
 
     import numpy as np
+    import pandas as pd
 
     from bayescal.calibration.protocol import default_methods
     from bayescal.data import DataError, Ratings

@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -74,9 +73,13 @@ def diagnose(
     names = list(var_names) if var_names is not None else [str(v) for v in post.data_vars]
     post = post[names]
     threshold_ess = ess_min if ess_min is not None else ESS_PER_CHAIN * n_chains
-    rhat = az.rhat(post)
-    bulk = az.ess(post, method="bulk")
-    tail = az.ess(post, method="tail")
+    # arviz_stats, not the arviz metapackage: the latter also imports arviz_plots and
+    # matplotlib, seconds that a MAP fit or a --help should not pay
+    import arviz_stats as azs
+
+    rhat = azs.rhat(post)
+    bulk = azs.ess(post, method="bulk")
+    tail = azs.ess(post, method="tail")
     rows = []
     for name in names:
         rows.append((name, "r_hat_max", _extreme(rhat[name].values, np.max), rhat_max, "max"))

@@ -20,9 +20,12 @@ from typing import Any, Literal
 
 import numpy as np
 import pymc as pm
+import pytensor
 import xarray as xr
+from scipy.optimize import minimize
 
 from bayescal.diagnostics import diagnose
+from bayescal.progress import interactive
 
 __all__ = ["fit"]
 
@@ -53,7 +56,7 @@ def fit(
     random_seed: int | None = None,
     nuts_sampler: Sampler = "nutpie",
     target_accept: float = 0.8,
-    progressbar: bool = False,
+    progressbar: bool | None = None,
     check: bool = True,
     log_likelihood: bool | None = None,
     **sample_kwargs: Any,
@@ -66,7 +69,9 @@ def fit(
         From a ``bayescal.models.<stem>.build``.
     method : {"nuts", "map"}
         ``nuts``: posterior draws. ``map``: the posterior mode in the model's constrained
-        parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw.
+        parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw
+        with ``observed_data`` and ``constant_data``; attrs ``map_converged``,
+        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge).
     draws, tune, chains, cores : int
         NUTS settings (``cores`` defaults to PyMC's choice).
     random_seed : int, optional
@@ -79,8 +84,9 @@ def fit(
         small fits.
     target_accept : float
         NUTS target acceptance rate.
-    progressbar : bool
-        Show a progress bar while sampling.
+    progressbar : bool, optional
+        Show NUTS progress bars. Default: yes in a terminal or a notebook, no under pytest or
+        CI (:func:`bayescal.progress.interactive`; ``BAYESCAL_PROGRESS=0`` silences it).
     check : bool
         Run :func:`bayescal.diagnose` after NUTS and warn when it fails.
     log_likelihood : bool, optional
@@ -98,21 +104,13 @@ def fit(
         ``bayescal_method``, ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
     """
     if method == "map":
-        with warnings.catch_warnings():
-            # find_MAP announces that its return type will change; we already ask for the new one
-            warnings.filterwarnings("ignore", category=FutureWarning, module="pymc")
-            result = pm.find_MAP(
-                method="L-BFGS-B",
-                model=model,
-                return_inferencedata=True,
-                jitter=False,
-                progressbar=progressbar,
-                options=dict(_MAP_OPTIONS),
-            )
+        result = _map(model)
         result.attrs.update(_attrs("map", random_seed, None))
         return _labelled(result, model)
     if method != "nuts":
         raise ValueError(f"method must be 'nuts' or 'map', got {method!r}")
+    if progressbar is None:
+        progressbar = interactive()
     result = pm.sample(
         draws=draws,
         tune=tune,
@@ -142,6 +140,80 @@ def _attrs(method: str, random_seed: int | None, sampler: str | None) -> dict[st
     if sampler is not None:
         attrs["nuts_sampler"] = sampler
     return attrs
+
+
+def _map(model: pm.Model) -> xr.DataTree:
+    """Posterior mode without the Jacobian, by L-BFGS-B on the model's unconstrained values.
+
+    The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. It compiles with
+    PyTensor's FAST_COMPILE mode: on the models here the full rewrite pipeline plus the numba
+    build cost several seconds on every call, even with a warm cache, while the optimizer needs
+    a few hundred evaluations of a cell-level log density (``bench/interactive.py`` prints both).
+    It builds the DataTree directly, without the trace and ArviZ conversion machinery.
+    """
+    free = model.continuous_value_vars
+    if len(free) != len(model.value_vars):
+        raise ValueError("MAP needs a model whose free variables are all continuous")
+    start = model.initial_point()
+    shapes = [np.shape(start[v.name]) for v in free]
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    loss = -model.logp(jacobian=False)
+    fn = model.compile_fn([loss, *pytensor.grad(loss, free)], inputs=free, mode="FAST_COMPILE",
+                          point_fn=False)
+
+    def unravel(x: np.ndarray) -> list[np.ndarray]:
+        parts = np.split(x, np.cumsum(sizes)[:-1])
+        return [p.reshape(shape) for p, shape in zip(parts, shapes, strict=True)]
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        value, *grads = fn(*unravel(x))
+        return float(value), np.concatenate([np.ravel(g) for g in grads])
+
+    x0 = np.concatenate([np.ravel(start[v.name]) for v in free]).astype(np.float64)
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B", options=dict(_MAP_OPTIONS))
+    if not res.success:
+        warnings.warn(f"the MAP optimizer did not converge: {res.message}", UserWarning,
+                      stacklevel=3)
+    # free variables on their own scale and every deterministic, as find_MAP reports them
+    wanted = {rv.name for rv in model.free_RVs} | {d.name for d in model.deterministics}
+    outs = [v for v in model.unobserved_value_vars if v.name in wanted]
+    names = [v.name for v in outs]
+    values_fn = model.compile_fn(outs, inputs=free, mode="FAST_COMPILE", point_fn=False,
+                                 on_unused_input="ignore")
+    values = values_fn(*unravel(np.asarray(res.x)))
+    posterior = xr.Dataset({
+        name: _labelled_array(model, name, np.asarray(value)[None, None], ("chain", "draw"))
+        for name, value in zip(names, values, strict=True)
+    }).assign_coords(chain=[0], draw=[0])
+    observed = xr.Dataset({
+        rv.name: _labelled_array(model, rv.name, _value(model.rvs_to_values[rv]), ())
+        for rv in model.observed_RVs
+    })
+    constant = xr.Dataset({
+        var.name: _labelled_array(model, var.name, _value(var), ()) for var in model.data_vars
+    })
+    result = xr.DataTree.from_dict({"posterior": posterior, "observed_data": observed,
+                                    "constant_data": constant})
+    result.attrs.update({"map_converged": int(bool(res.success)), "map_iterations": int(res.nit),
+                         "map_logp": float(-res.fun)})
+    return result
+
+
+def _value(var: Any) -> np.ndarray:
+    """The numbers behind a shared variable (pm.Data) or a constant (observed data)."""
+    return np.asarray(var.get_value() if hasattr(var, "get_value") else var.data)
+
+
+def _labelled_array(model: pm.Model, name: str, value: np.ndarray,
+                    leading: tuple[str, ...]) -> xr.DataArray:
+    """``value`` with the model's dims and coords for ``name`` after the ``leading`` dims."""
+    given = list(model.named_vars_to_dims.get(name) or ())
+    n = value.ndim - len(leading)
+    # unnamed axes get PyMC's own names (``ability_free_dim_0``)
+    dims = [given[i] if i < len(given) and given[i] is not None else f"{name}_dim_{i}"
+            for i in range(n)]
+    coords = {d: list(model.coords[d]) for d in dims if model.coords.get(d) is not None}
+    return xr.DataArray(value, dims=[*leading, *dims], coords=coords)
 
 
 def _add_log_likelihood(result: xr.DataTree, model: pm.Model, wanted: bool | None) -> None:

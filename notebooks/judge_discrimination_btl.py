@@ -33,9 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -344,9 +341,20 @@ fig.suptitle(f"Chatbot Arena, {data.n_items} models, {data.n_judges} judges: "
              "posterior vs Wald intervals", fontsize=13)
 figure_path = OUT / "judge_discrimination_btl_forest.png"
 fig.savefig(figure_path, dpi=110)
-plt.close(fig)
 print("figure written to", figure_path)
 assert figure_path.stat().st_size > 10_000
+
+# %% [markdown]
+# The library draws the same comparison in one call: `bc.plots.leaderboard` puts the abilities
+# best first with the rank interval of each fit beside them (posterior ranks for NUTS, ranks of
+# Wald-normal draws for the MLE, a point for the MAP), and `bc.plots.discriminations` the
+# judges. The table behind the picture is `bc.leaderboard(mle, mode, post)`.
+
+# %%
+board = bc.leaderboard(mle, mode, post, prob=PROB, sort_by="nuts")
+bc.plots.leaderboard(mle, mode, post, prob=PROB, sort_by="nuts")
+bc.plots.discriminations(mle, mode, post, prob=PROB)
+board.head(8)
 
 # %% [markdown]
 # ## What changes when judges are pooled

@@ -38,9 +38,6 @@ import time
 import warnings
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -180,7 +177,10 @@ def show_estimate(table):
             print(f"  note, {method}: {note[:200]}{' ...' if len(note) > 200 else ''}")
 
 
-show_estimate(jm.estimate(vignette, prob=PROB))
+vignette_table = jm.estimate(vignette, prob=PROB)
+show_estimate(vignette_table)
+estimators_plot = bc.plots.judge_mean_estimators(
+    vignette_table, title=f"Arena vignette: estimators of the prevalence, {PROB:.0%} intervals")
 
 # %% [markdown]
 # The conventions differ between implementations (card, §6). The helper below collects the
@@ -493,7 +493,6 @@ fig.suptitle("Claude-Opus-4 vs Gemini-2.5-Pro, 10% human labels: every seed-001 
              "the posterior", fontsize=12)
 forest_path = OUT / "misclassification_arena_forest.png"
 fig.savefig(forest_path, dpi=110)
-plt.close(fig)
 print("figure written to", forest_path)
 assert forest_path.stat().st_size > 10_000
 
@@ -610,7 +609,6 @@ fig.suptitle(f"Seed 001's design: N = {N_ITEMS}, {LABELLED:.0%} labelled, {REPS}
              f"cell\ndashed: nominal {PROB:.0%}; grey: ± 2 binomial sd", fontsize=12)
 coverage_path = OUT / "misclassification_coverage_width.png"
 fig.savefig(coverage_path, dpi=110)
-plt.close(fig)
 print("figure written to", coverage_path)
 
 # %% [markdown]
@@ -927,7 +925,6 @@ ax.set_title(f"One judge at a time vs three judges together ({trivia_labels.m} h
              f"of {trivia_labels.m + trivia_labels.n})", fontsize=11)
 multi_path = OUT / "misclassification_triviaqa_judges.png"
 fig.savefig(multi_path, dpi=110)
-plt.close(fig)
 print("figure written to", multi_path)
 
 # %% [markdown]

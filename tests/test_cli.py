@@ -27,7 +27,8 @@ def test_demo_runs(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "Leaderboard" in out and "Sampler diagnostics" in out
-    assert "discrimination[judge_00]" in out and "ability[model_00]" in out
+    assert "discrimination[judge_00]" in out and "model_00" in out
+    assert "1 = best" in out  # the leaderboard with rank intervals
 
 
 def test_fit_mle_writes_the_table(verdicts_csv, tmp_path, capsys):
@@ -169,3 +170,19 @@ def test_the_command_exits_2_with_one_line(verdicts_csv):
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "--judge rater" in proc.stderr and proc.stdout == ""
+
+
+def test_fit_writes_the_leaderboard_and_figures(verdicts_csv, tmp_path, capsys):
+    """`fit --out` writes the PNGs, and prints abilities best first with rank intervals."""
+    code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "mle",
+                 "--item-a", "model_a", "--item-b", "model_b", "--outcome", "winner",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    for name in ("forest.png", "leaderboard.png", "win_probabilities.png",
+                 "discriminations.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    board = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert list(board["mle_estimate"]) == sorted(board["mle_estimate"], reverse=True)
+    out = capsys.readouterr().out
+    printed = [line.split()[0] for line in out.splitlines() if line.startswith("model_")]
+    assert printed == list(board["item"])

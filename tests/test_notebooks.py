@@ -31,3 +31,29 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
+
+
+def _sources(path: Path) -> list[tuple[str, str]]:
+    jupytext = pytest.importorskip("jupytext")
+    return [(cell.cell_type, cell.source.strip()) for cell in jupytext.read(path).cells]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_has_an_executed_twin_with_the_same_cells(path):
+    """The .ipynb that renders on the repository page shows this script's code, with outputs.
+
+    Catches an edited script whose rendered notebook still shows the old code, a missing
+    .ipynb, and an .ipynb committed without having been run (no outputs, no figures)."""
+    twin = path.with_suffix(".ipynb")
+    fix = f"run `python tools/sync_notebooks.py --execute {path.relative_to(path.parents[1])}`"
+    assert twin.exists(), f"{twin.name} is missing: {fix}"
+    assert _sources(path) == _sources(twin), f"{twin.name} differs from {path.name}: {fix}"
+    import json
+
+    cells = json.loads(twin.read_text())["cells"]
+    outputs = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert outputs, f"{twin.name} has no outputs: {fix}"
+    assert not any(o.get("output_type") == "error" for o in outputs), f"{twin.name} failed: {fix}"
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    if "plt." in path.read_text() or "bc.plots" in path.read_text():
+        assert images, f"{twin.name} shows no figure inline: {fix}"

@@ -1,0 +1,398 @@
+"""Pictures of results on ArviZ 1's plotting layer (arviz-plots, matplotlib backend).
+
+Every function takes the results :func:`bayescal.compare` takes (NUTS posteriors, MAP modes,
+frequentist :class:`~bayescal.frequentist.Estimate` objects) and returns an arviz-plots
+``PlotCollection`` (or a matplotlib ``Figure`` where arviz-plots has no such plot). Nothing here
+selects a matplotlib backend or closes a figure: that stays the caller's choice.
+
+**How intervals reach arviz-plots.** ``plot_forest`` computes intervals from draws; an
+Estimate has none, and inventing draws from its Wald normal would blur an exact interval with
+Monte Carlo noise. So the intervals are computed once by :func:`bayescal.summarize` (posterior
+equal-tailed quantiles; the Estimate's own Wald interval, on the scale it declares, e.g.
+``wald-logit``) and handed to ``plot_forest`` as precomputed statistics (its ``stats``
+argument); the draws it is given only lay out the rows. A MAP mode is a point: it is drawn
+without an interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayescal.compare import truth_series
+from bayescal.summary import check_prob, summarize, term_labels
+from bayescal.tables import leaderboard as leaderboard_table
+from bayescal.tables import named_results
+
+if TYPE_CHECKING:
+    from arviz_plots import PlotCollection
+    from matplotlib.figure import Figure
+
+    from bayescal.frequentist._core import Estimate
+
+__all__ = ["discriminations", "forest", "judge_mean_estimators", "leaderboard",
+           "win_probability_heatmap"]
+
+Truth = xr.Dataset | Mapping[str, float] | pd.Series | None
+_SAMPLE_DIMS = ("chain", "draw")
+_CI = "ci_bound"
+
+
+def _template(result: Any, name: str) -> xr.DataArray | None:
+    """The variable's shape, dims and coords in a result (no sample dims); None if absent."""
+    if isinstance(result, xr.DataTree):
+        post = result["posterior"].to_dataset()
+        if name not in post:
+            return None
+        da = post[name].isel(chain=0, draw=0, drop=True)
+        return da.assign_coords({d: np.asarray(da[d].values, dtype=str) for d in da.dims
+                                 if d in da.coords})
+    params = result.params
+    if name not in params:
+        return None
+    da = params[name]
+    # plain numpy labels: pandas' string dtype does not align with numpy's in xarray
+    return da.assign_coords({d: np.asarray(da[d].values, dtype=str) for d in da.dims
+                             if d in da.coords})
+
+
+def _estimates(result: Any, name: str, table: pd.DataFrame
+               ) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray] | None:
+    """Estimate, lower and upper of one variable as DataArrays shaped like the variable."""
+    template = _template(result, name)
+    if template is None:
+        return None
+    rows = table.loc[term_labels(name, template)]
+    out = []
+    for col in ("estimate", "lower", "upper"):
+        values = rows[col].to_numpy(dtype=np.float64).reshape(template.shape)
+        out.append(template.copy(data=values))
+    return out[0], out[1], out[2]
+
+
+def _default_names(fits: Mapping[str, Any], prob: float) -> list[str]:
+    names: list[str] = []
+    for res in fits.values():
+        for p in summarize(res, prob)["parameter"]:
+            if p not in names:
+                names.append(str(p))
+    return names
+
+
+def _forest_stats(
+    fits: Mapping[str, Any], var_names: Sequence[str], prob: float
+) -> tuple[xr.Dataset, xr.Dataset]:
+    """Point estimates and intervals with a ``model`` dim (one entry per fit)."""
+    tables = {m: summarize(res, prob) for m, res in fits.items()}
+    points, twigs = {}, {}
+    for name in var_names:
+        per_fit = {m: _estimates(res, name, tables[m]) for m, res in fits.items()}
+        per_fit = {m: v for m, v in per_fit.items() if v is not None}
+        if not per_fit:
+            raise KeyError(f"no fit has a variable {name!r}")
+        models = np.asarray(list(per_fit), dtype=str)
+        points[name] = xr.concat([v[0] for v in per_fit.values()], dim="model",
+                                 join="outer").assign_coords(model=models)
+        twigs[name] = xr.concat(
+            [xr.concat([v[1], v[2]], dim=_CI) for v in per_fit.values()], dim="model",
+            join="outer").assign_coords(model=models)
+    order = np.asarray(list(fits), dtype=str)
+    point = xr.Dataset(points).reindex(model=order)
+    twig = xr.Dataset(twigs).reindex(model=order).assign_coords({_CI: ["lower", "upper"]})
+    return point, twig
+
+
+def _layout(point: xr.Dataset, columns: Sequence[str] = ("labels", "forest")) -> xr.DataTree:
+    """A one-draw "posterior" that only tells plot_forest which rows and columns to draw."""
+    ds = point.fillna(0.0).expand_dims({"chain": [0], "draw": [0]})
+    ds = ds.expand_dims(column=list(columns))
+    return xr.DataTree.from_dict({"posterior": ds})
+
+
+def _plot_forest(point: xr.Dataset, twig: xr.Dataset, columns: Sequence[str] = ("labels",
+                 "forest"), **kwargs: Any) -> PlotCollection:
+    import arviz_plots as azp
+
+    kwargs.setdefault("backend", "matplotlib")
+    return azp.plot_forest(
+        _layout(point, columns), combined=True, sample_dims=list(_SAMPLE_DIMS),
+        stats={"twig": twig, "point_estimate": point}, visuals={"trunk": False}, **kwargs)
+
+
+def _truth_arrays(truth: Truth, point: xr.Dataset) -> xr.Dataset:
+    """True values shaped like each plotted variable (NaN where unknown)."""
+    if truth is None:
+        return xr.Dataset()
+    true = truth_series(truth)
+    out = {}
+    for name, da in point.data_vars.items():
+        template = da.isel(model=0, drop=True) if "model" in da.dims else da
+        labels = term_labels(str(name), template)
+        values = true.reindex(labels).to_numpy(dtype=np.float64)
+        if np.isfinite(values).any():
+            out[name] = template.copy(data=values.reshape(template.shape))
+    return xr.Dataset(out)
+
+
+def _mark_truth(pc: PlotCollection, truth: xr.Dataset) -> None:
+    """A black cross at each true value, in the middle of the rows of its term."""
+    from arviz_plots.visuals import scatter_x
+
+    y = pc.get_aes_as_dataset("y")
+    for name in truth.data_vars:
+        centre = y[name].mean("model") if "model" in y[name].dims else y[name]
+        pc.map(scatter_x, "truth", data=truth[[name]], coords={"column": "forest"},
+               ignore_aes={"color", "y", "alpha"}, y=centre, color="black", marker="x")
+
+
+def _title(pc: PlotCollection, text: str) -> None:
+    figure = pc.viz["figure"].item()
+    figure.suptitle(text, fontsize="medium")
+
+
+def forest(
+    *results: xr.DataTree | Estimate,
+    truth: Truth = None,
+    prob: float = 0.95,
+    var_names: Sequence[str] | None = None,
+    **named: xr.DataTree | Estimate,
+) -> PlotCollection:
+    """Intervals of several fits side by side, one colour per fit, truth marked when known.
+
+    Parameters
+    ----------
+    *results : DataTree or Estimate
+        Fits of the same model (MLE Wald, MAP, NUTS, ...), named by their method as in
+        :func:`bayescal.compare`.
+    truth : Dataset or mapping, optional
+        True values (``bayescal.simulate``): drawn as black crosses.
+    prob : float
+        Interval probability (posterior equal-tailed; Wald for an Estimate, on its declared
+        scale). A MAP mode is drawn as a point.
+    var_names : sequence of str, optional
+        Variables to draw (default: every variable of any fit).
+    **named : DataTree or Estimate
+        Fits under names of your choice.
+
+    Returns
+    -------
+    arviz_plots.PlotCollection
+        ``pc.viz["twig"][name]`` holds one line per (fit, term) that has an interval (None
+        where a fit has no interval), ``pc.viz["point_estimate"][name]`` the points,
+        ``pc.viz["truth"][name]`` the true values; ``pc.savefig(path)`` writes it.
+    """
+    check_prob(prob)
+    fits = named_results(results, named)
+    names = list(var_names) if var_names is not None else _default_names(fits, prob)
+    point, twig = _forest_stats(fits, names, prob)
+    pc = _plot_forest(point, twig)
+    true = _truth_arrays(truth, point)
+    if true.data_vars:
+        _mark_truth(pc, true)
+    pc.add_legend("model", title="fit")
+    _title(pc, f"{prob:.0%} intervals (posterior equal-tailed, Wald for estimates)"
+           + ("; × = truth" if true.data_vars else ""))
+    return pc
+
+
+def discriminations(
+    *results: xr.DataTree | Estimate,
+    truth: Truth = None,
+    prob: float = 0.95,
+    **named: xr.DataTree | Estimate,
+) -> PlotCollection:
+    """Judge parameters with intervals, one colour per fit.
+
+    The judge-discrimination BTL's ``discrimination`` (γ_k of seed 002 eq. 1; geometric mean
+    one, so a judge above 1 separates items more sharply than the average judge, marked by a
+    vertical line); for a model without discriminations, every variable indexed by judge (the
+    misclassification model's ``sensitivity`` and ``specificity``, q1 and q0 of seed 001).
+    Intervals as in :func:`forest`.
+    """
+    fits = named_results(results, named)
+    names = _judge_variables(fits, prob)
+    pc = forest(truth=truth, prob=prob, var_names=names, **fits)
+    if names == ["discrimination"]:
+        from arviz_plots.visuals import vline
+
+        pc.map(vline, "reference", data=xr.Dataset({"discrimination": 1.0}),
+               coords={"column": "forest"}, ignore_aes=pc.aes_set, color="grey",
+               linestyle="dashed")
+    return pc
+
+
+def _judge_variables(fits: Mapping[str, Any], prob: float) -> list[str]:
+    found: list[str] = []
+    for res in fits.values():
+        for name in _default_names({"x": res}, prob):
+            template = _template(res, name)
+            if template is not None and "judge" in template.dims and name not in found:
+                found.append(name)
+    if "discrimination" in found:
+        return ["discrimination"]
+    if not found:
+        raise ValueError("these fits have no judge-indexed parameter to plot")
+    return found
+
+
+def leaderboard(
+    *results: xr.DataTree | Estimate,
+    prob: float = 0.95,
+    parameter: str = "ability",
+    judge: str | None = None,
+    sort_by: str | None = None,
+    truth: Truth = None,
+    random_seed: int | None = 0,
+    **named: xr.DataTree | Estimate,
+) -> PlotCollection:
+    """Items best first: ability intervals, and in a second panel the rank intervals.
+
+    The rows follow :func:`bayescal.leaderboard` (the ``sort_by`` fit's estimate, best at the
+    top). Rank intervals come from :func:`bayescal.ranks`: posterior draws for NUTS, draws of
+    the Wald normal for an Estimate, none for a MAP mode (its rank is a point).
+
+    Returns
+    -------
+    arviz_plots.PlotCollection
+        Columns ``labels``, ``forest`` (abilities, ``pc.viz["twig"]``) and ``rank``
+        (``pc.viz["rank_interval"]``, ``pc.viz["rank"]``).
+    """
+    from arviz_plots.visuals import line_x, scatter_x
+
+    check_prob(prob)
+    fits = named_results(results, named)
+    table = leaderboard_table(prob=prob, parameter=parameter, judge=judge, sort_by=sort_by,
+                              random_seed=random_seed, **fits)
+    items = list(table["item"])
+    models = list(fits)
+
+    def block(suffixes: Sequence[str]) -> xr.DataArray:
+        values = np.full((len(models), len(items), len(suffixes)), np.nan)
+        for a, m in enumerate(models):
+            for c, suffix in enumerate(suffixes):
+                col = f"{m}_{suffix}"
+                if col in table:
+                    values[a, :, c] = table[col].to_numpy(dtype=np.float64)
+        return xr.DataArray(values, dims=["model", "item", _CI],
+                            coords={"model": models, "item": items})
+
+    point = xr.Dataset({parameter: block(["estimate"]).isel({_CI: 0}, drop=True)})
+    twig = xr.Dataset({parameter: block(["lower", "upper"])}).assign_coords(
+        {_CI: ["lower", "upper"]})
+    rank_point = xr.Dataset({parameter: block(["rank"]).isel({_CI: 0}, drop=True)})
+    rank_twig = xr.Dataset({parameter: block(["rank_lower", "rank_upper"])}).assign_coords(
+        {_CI: ["lower", "upper"]})
+    pc = _plot_forest(point, twig, columns=("labels", "forest", "rank"))
+    pc.map(line_x, "rank_interval", data=rank_twig, coords={"column": "rank"},
+           ignore_aes={"alpha"}, width=1.5)
+    pc.map(scatter_x, "rank", data=rank_point, coords={"column": "rank"}, ignore_aes={"alpha"})
+    if truth is not None:
+        true = _truth_arrays(truth, point)
+        if true.data_vars:
+            _mark_truth(pc, true)
+    pc.add_legend("model", title="fit")
+    rank_axis = pc.get_target(None, {"column": "rank"})
+    rank_axis.set_xlabel("rank (1 = best)")
+    rank_axis.set_xlim(len(items) + 0.5, 0.5)
+    rank_axis.xaxis.get_major_locator().set_params(integer=True)
+    pc.get_target(None, {"column": "forest"}).set_xlabel(parameter)
+    _title(pc, f"Leaderboard: {prob:.0%} intervals of {parameter} and of the rank")
+    return pc
+
+
+def win_probability_heatmap(
+    result: xr.DataTree | Estimate,
+    *,
+    parameter: str = "ability",
+    judge: str | None = None,
+    digits: int = 2,
+) -> Figure:
+    r"""Matrix of :math:`P(i \succ j) = \sigma(s_i - s_j)`, items ordered best first.
+
+    From :func:`bayescal.win_probabilities` (posterior mean for NUTS, plug-in at the estimate
+    for an Estimate or a MAP mode). arviz-plots has no heatmap, so this is a matplotlib
+    ``imshow`` with the probabilities written in the cells.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes whose image is ``fig.axes[0].images[0]`` (rows: item i, columns: opponent j).
+    """
+    import matplotlib.pyplot as plt
+
+    from bayescal.contrasts import win_probabilities
+
+    matrix = win_probabilities(result, parameter=parameter, judge=judge)
+    order = matrix.mean(axis=1).sort_values(ascending=False).index
+    matrix = matrix.loc[order, order]
+    n = len(order)
+    size = max(4.0, 0.45 * n + 2.0)
+    fig, ax = plt.subplots(figsize=(size + 1.0, size), layout="constrained")
+    image = ax.imshow(matrix.to_numpy(), cmap="RdBu_r", vmin=0.0, vmax=1.0)
+    ax.set_xticks(range(n), labels=list(order), rotation=60, ha="right")
+    ax.set_yticks(range(n), labels=list(order))
+    ax.set_xlabel("opponent j")
+    ax.set_ylabel("item i")
+    if n <= 25:
+        for i in range(n):
+            for j in range(n):
+                value = matrix.iat[i, j]
+                ax.text(j, i, f"{value:.{digits}f}", ha="center", va="center", fontsize="x-small",
+                        color="white" if abs(value - 0.5) > 0.3 else "black")
+    fig.colorbar(image, ax=ax, label="P(i beats j)")
+    method = summarize(result, 0.95, var_names=[parameter])["method"].iloc[0]
+    ax.set_title(f"Win probabilities ({method})", fontsize="medium")
+    return fig
+
+
+def judge_mean_estimators(
+    table: pd.DataFrame, *, truth: float | None = None, title: str | None = None
+) -> PlotCollection:
+    """Seed 001's estimators of a mean side by side, from ``judge_mean.estimate``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`bayescal.frequentist.judge_mean.estimate` output (one row per method; a method
+        undefined on the data has NaN numbers and is listed without an interval).
+    truth : float, optional
+        The quantity estimated, when known (e.g. the mean of every human label): a black cross.
+    title : str, optional
+
+    Returns
+    -------
+    arviz_plots.PlotCollection
+        One row per method; ``pc.viz["twig"][parameter]`` holds a line per method that has an
+        interval.
+    """
+    required = {"parameter", "method", "estimate", "lower", "upper", "prob"}
+    missing = required - set(table.columns)
+    if missing:
+        raise ValueError(f"table lacks columns {sorted(missing)}; pass judge_mean.estimate(...)")
+    name = str(table["parameter"].dropna().iloc[0])
+    methods = [str(m) for m in table["method"]]
+    coords = {"estimator": methods}
+    point = xr.Dataset({name: ("estimator", table["estimate"].to_numpy(dtype=np.float64))},
+                       coords=coords)
+    bounds = np.stack([table["lower"].to_numpy(dtype=np.float64),
+                       table["upper"].to_numpy(dtype=np.float64)], axis=-1)
+    twig = xr.Dataset({name: (("estimator", _CI), bounds)},
+                      coords={**coords, _CI: ["lower", "upper"]})
+    pc = _plot_forest(point, twig)
+    if truth is not None:
+        from arviz_plots.visuals import scatter_x
+
+        y = pc.get_aes_as_dataset("y")
+        data = xr.Dataset({name: ("estimator", np.full(len(methods), float(truth)))},
+                          coords=coords)
+        pc.map(scatter_x, "truth", data=data, coords={"column": "forest"},
+               ignore_aes={"y", "alpha"}, y=y[name], color="black", marker="x")
+    probs = table["prob"].dropna().unique()
+    level = f"{probs[0]:.0%} " if len(probs) == 1 else ""
+    _title(pc, title or f"Estimators of the {name}: {level}intervals"
+           + ("; × = truth" if truth is not None else ""))
+    return pc

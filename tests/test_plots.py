@@ -1,0 +1,159 @@
+"""Pictures and the leaderboard table on MLE, MAP and NUTS results of every model.
+
+Each plot is checked by counting what it drew (one interval line per fit and term that has an
+interval, none for a MAP mode), so a plot that silently drops a fit, draws a fake interval for a
+point estimate, or loses the truth marks fails here.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")  # the tests choose the backend; the library never does
+import matplotlib.pyplot as plt
+
+import bayescal as bc
+from bayescal import plots, simulate
+from bayescal.diagnostics import DiagnosticWarning
+from bayescal.frequentist import judge_discrimination_btl as jd_f
+from bayescal.frequentist import judge_mean
+from bayescal.frequentist import misclassification as mc_f
+from bayescal.models import judge_discrimination_btl as jd
+from bayescal.models import misclassification as mc
+from bayescal.tables import format_leaderboard
+
+N_ITEMS, N_JUDGES = 5, 3
+
+
+def _nuts(model):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiagnosticWarning)
+        return bc.fit(model, "nuts", draws=100, tune=150, chains=2, cores=1, nuts_sampler="pymc",
+                      random_seed=3, log_likelihood=False)
+
+
+@pytest.fixture(scope="session")
+def btl():
+    truth = simulate.judge_discrimination_truth(N_ITEMS, N_JUDGES, random_seed=2)
+    data = simulate.judge_discrimination_btl(truth, 1500, random_seed=3)
+    model = jd.build(data)
+    return {"truth": truth, "fits": [jd_f.fit(data), bc.fit(model, "map"), _nuts(model)]}
+
+
+@pytest.fixture(scope="session")
+def misclass():
+    labels, truth = simulate.misclassification(
+        400, prevalence=0.4, specificity=[0.9, 0.8], sensitivity=[0.85, 0.75],
+        labelled_fraction=0.3, random_seed=5)
+    model = mc.build(labels)
+    return {"truth": truth, "labels": labels,
+            "fits": [mc_f.fit(labels), bc.fit(model, "map"), _nuts(model)]}
+
+
+def _drawn(pc, visual: str) -> dict[str, int]:
+    """Artists of one visual per variable, counting only those actually drawn."""
+    group = pc.viz[visual]
+    return {str(k): sum(a is not None for a in np.ravel(group[k].values))
+            for k in group.data_vars}
+
+
+def test_forest_draws_one_interval_per_fit_with_intervals_and_marks_the_truth(btl):
+    pc = plots.forest(*btl["fits"], truth=btl["truth"], var_names=["ability", "discrimination"])
+    # MLE (Wald) and NUTS have intervals, MAP is a point: 2 lines per term, 3 points per term
+    assert _drawn(pc, "twig") == {"ability": 2 * N_ITEMS, "discrimination": 2 * N_JUDGES}
+    assert _drawn(pc, "point_estimate") == {"ability": 3 * N_ITEMS,
+                                            "discrimination": 3 * N_JUDGES}
+    assert _drawn(pc, "truth") == {"ability": N_ITEMS, "discrimination": N_JUDGES}
+    plt.close("all")
+
+
+def test_forest_interval_ends_are_the_summary_numbers(btl):
+    """The drawn Wald line is the Estimate's own interval, not one rebuilt from draws."""
+    mle = btl["fits"][0]
+    pc = plots.forest(mle, prob=0.9, var_names=["ability"])
+    line = pc.viz["twig"]["ability"].sel(model="mle", item="model_00").item()
+    table = mle.summary(0.9).loc["ability[model_00]"]
+    np.testing.assert_allclose(sorted(line.get_xdata()), [table["lower"], table["upper"]])
+    plt.close("all")
+
+
+@pytest.mark.parametrize("model", ["btl", "misclass"])
+def test_every_fit_kind_of_every_model_gets_a_forest(model, request):
+    fixture = request.getfixturevalue(model)
+    pc = plots.forest(*fixture["fits"], truth=fixture["truth"])
+    counts = _drawn(pc, "twig")
+    points = _drawn(pc, "point_estimate")
+    for name in counts:
+        # per term: MLE and NUTS intervals (where the MLE reports the variable), never MAP
+        assert counts[name] <= 2 * points[name] / 3 + 1e-9, name
+        assert counts[name] > 0
+    plt.close("all")
+
+
+def test_discriminations_of_the_btl_and_judge_accuracies_of_misclassification(btl, misclass):
+    pc = plots.discriminations(*btl["fits"], truth=btl["truth"])
+    assert _drawn(pc, "twig") == {"discrimination": 2 * N_JUDGES}
+    assert _drawn(pc, "reference") == {"discrimination": 1}
+    pc = plots.discriminations(*misclass["fits"])
+    assert _drawn(pc, "twig") == {"sensitivity": 2 * 2, "specificity": 2 * 2}
+    plt.close("all")
+
+
+def test_leaderboard_table_is_sorted_with_rank_intervals(btl):
+    mle, mode, post = btl["fits"]
+    table = bc.leaderboard(mle, mode, post, truth=btl["truth"], sort_by="nuts")
+    assert list(table["nuts_estimate"]) == sorted(table["nuts_estimate"], reverse=True)
+    assert list(table.index) == [f"ability[{i}]" for i in table["item"]]
+    for m in ("mle", "nuts"):
+        assert (table[f"{m}_rank_lower"] <= table[f"{m}_rank"]).all()
+        assert (table[f"{m}_rank"] <= table[f"{m}_rank_upper"]).all()
+        assert (table[f"{m}_lower"] < table[f"{m}_estimate"]).all()
+    # a mode has no interval and no rank interval
+    assert "map_lower" not in table and "map_rank_lower" not in table
+    view = format_leaderboard(table)
+    assert list(view.index) == list(table["item"])
+
+
+def test_leaderboard_plot_draws_ability_and_rank_intervals(btl):
+    pc = plots.leaderboard(*btl["fits"], truth=btl["truth"])
+    assert _drawn(pc, "twig") == {"ability": 2 * N_ITEMS}
+    assert _drawn(pc, "rank_interval") == {"ability": 2 * N_ITEMS}
+    assert _drawn(pc, "rank") == {"ability": 3 * N_ITEMS}
+    assert _drawn(pc, "truth") == {"ability": N_ITEMS}
+    plt.close("all")
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_win_probability_heatmap_is_the_matrix(btl, which):
+    result = btl["fits"][which]
+    fig = plots.win_probability_heatmap(result)
+    image = fig.axes[0].images[0].get_array()
+    assert image.shape == (N_ITEMS, N_ITEMS)
+    np.testing.assert_allclose(np.diag(image), 0.5)
+    np.testing.assert_allclose(image + image.T, 1.0, atol=1e-12)
+    # best first: the row means decrease
+    assert np.all(np.diff(image.mean(axis=1)) <= 1e-12)
+    plt.close(fig)
+
+
+def test_judge_mean_estimators_one_row_per_method(misclass):
+    labels = misclass["labels"].select([misclass["labels"].judges[0]])
+    table = judge_mean.estimate(labels, prob=0.9)
+    pc = plots.judge_mean_estimators(table, truth=0.4)
+    with_interval = int(table["lower"].notna().sum())
+    assert with_interval >= 5
+    assert _drawn(pc, "twig") == {str(table["parameter"].iloc[0]): with_interval}
+    assert _drawn(pc, "truth") == {str(table["parameter"].iloc[0]): len(table)}
+    plt.close("all")
+
+
+def test_plots_leave_the_backend_alone(btl):
+    before = matplotlib.get_backend()
+    pc = plots.forest(btl["fits"][0])
+    assert matplotlib.get_backend() == before
+    assert plt.fignum_exists(pc.viz["figure"].item().number)  # not closed for the user
+    plt.close("all")
