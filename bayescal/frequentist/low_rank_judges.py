@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+import time
 from typing import Literal
 
 import numpy as np
@@ -141,11 +142,12 @@ def check_rank(rank: int, n_judges: int, n_items: int) -> int:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Positions of G, F, b in the raw vector and the per-cell nonzeros of ∂η/∂raw."""
+    """Positions of G, F, b in the raw vector (G: K x (r+1), F: N x (r+1), then b)."""
 
     r1: int
     size: int
-    idx: NDArray[np.int64]  # cells x m
+    ki: NDArray[np.int64]  # flat index of S[k, i] per cell
+    kj: NDArray[np.int64]  # flat index of S[k, j] per cell
     g_slice: slice
     f_slice: slice
     b_slice: slice | None
@@ -154,15 +156,10 @@ class _Layout:
 def _layout(c: _Cells, rank: int) -> _Layout:
     r1 = rank + 1
     K, N = c.n_judges, c.n_items
-    q = np.arange(r1)
-    g0, f0 = 0, K * r1
+    f0 = K * r1
     b0 = f0 + N * r1
-    cols = [g0 + c.k[:, None] * r1 + q, f0 + c.i[:, None] * r1 + q, f0 + c.j[:, None] * r1 + q]
-    if c.order:
-        cols.append((b0 + c.k)[:, None])
-    idx = np.concatenate(cols, axis=1).astype(np.int64)
     size = b0 + (K if c.order else 0)
-    return _Layout(r1, size, idx, slice(g0, f0), slice(f0, b0),
+    return _Layout(r1, size, c.k * N + c.i, c.k * N + c.j, slice(0, f0), slice(f0, b0),
                    slice(b0, b0 + K) if c.order else None)
 
 
@@ -173,54 +170,102 @@ def _split(raw: NDArray[np.float64], c: _Cells, lay: _Layout):
     return G, F, b
 
 
-def _values(G, F, c: _Cells) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """η per cell and the nonzero entries of ∂η/∂raw (in the order of the layout's idx)."""
-    d = F[c.i] - F[c.j]
-    Gk = G[c.k]
-    parts = [d, Gk, -Gk]
-    if c.order:
-        parts.append(c.a[:, None])
-    return np.concatenate(parts, axis=1), np.einsum("cq,cq->c", Gk, d)
+def _eta(raw: NDArray[np.float64], c: _Cells, lay: _Layout):
+    """η_c = S_ki − S_kj + a b_k with S = G Fᵀ (gathered from the K x N matrix, not per cell)."""
+    G, F, b = _split(raw, c, lay)
+    S = (G @ F.T).ravel()
+    eta = S[lay.ki] - S[lay.kj]
+    return (eta + c.a * b[c.k] if c.order else eta), G, F
+
+
+def _loglik_raw(raw: NDArray[np.float64], c: _Cells, lay: _Layout) -> float:
+    return _kernel(_eta(raw, c, lay)[0], c)
 
 
 def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
-    # Σ over verdicts of y log σ(η) + (1 - y) log σ(-η); a tie y = 1/2 included
-    return float(np.sum(c.y * log_expit(eta) + (c.n - c.y) * log_expit(-eta)))
+    # Σ over verdicts of y log σ(η) + (1 - y) log σ(-η) (a tie y = 1/2 included), written
+    # with one log σ through log σ(η) = η + log σ(-η)
+    return float(np.sum(c.y * eta + c.n * log_expit(-eta)))
 
 
-def _outer(idx: NDArray[np.int64], v: NDArray[np.float64], w: NDArray[np.float64],
-           size: int) -> NDArray[np.float64]:
-    """Σ_c w_c x_c x_cᵀ from the nonzeros of each x_c, in O(cells · m²) without a dense design."""
-    flat = (idx[:, :, None] * size + idx[:, None, :]).ravel()
-    vals = (w[:, None, None] * v[:, :, None] * v[:, None, :]).ravel()
-    return np.bincount(flat, vals, size * size).reshape(size, size)
+def _jacobian_raw(G, F, c: _Cells, lay: _Layout) -> NDArray[np.float64]:
+    """∂ vec S/∂(G, F) (K·N x |G| + |F|): ∂S_kn/∂G_kq = F_nq, ∂S_kn/∂F_nq = G_kq."""
+    K, N, r1 = c.n_judges, c.n_items, lay.r1
+    J = np.zeros((K, N, K, r1))
+    J[np.arange(K), :, np.arange(K), :] = F
+    JF = np.zeros((K, N, N, r1))
+    JF[:, np.arange(N), np.arange(N), :] = G[:, None, :]
+    return np.concatenate([J.reshape(K * N, K * r1), JF.reshape(K * N, N * r1)], axis=1)
+
+
+def _weighted_outer(w: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
+                    lay: _Layout) -> NDArray[np.float64]:
+    """Σ_c w_c x_c x_cᵀ in raw coordinates, x_c = ∂η_c/∂raw.
+
+    η_c depends on the raw parameters only through S_ki − S_kj and b_k, so the sum is
+    Jᵀ blockdiag(L_k) J over S (L_k the w-weighted comparison Laplacian of judge k) plus the
+    b_k rows: O(cells + K N² · size) instead of O(cells · size²).
+    """
+    K, N = c.n_judges, c.n_items
+    base = c.k * N * N
+    flat = np.concatenate([base + c.i * N + c.i, base + c.j * N + c.j,
+                           base + c.i * N + c.j, base + c.j * N + c.i])
+    L = np.bincount(flat, np.concatenate([w, w, -w, -w]), K * N * N).reshape(K, N, N)
+    JSk = JS.reshape(K, N, -1)
+    top = np.einsum("knp,knm,kmq->pq", JSk, L, JSk, optimize=True)
+    out = np.zeros((lay.size, lay.size))
+    m = JS.shape[1]
+    out[:m, :m] = top
+    if lay.b_slice is not None:
+        wa = w * c.a
+        cross = (np.bincount(lay.ki, wa, K * N) - np.bincount(lay.kj, wa, K * N)).reshape(K, N)
+        bs = np.einsum("kn,knp->kp", cross, JSk)
+        out[lay.b_slice, :m] = bs
+        out[:m, lay.b_slice] = bs.T
+        out[lay.b_slice, lay.b_slice] = np.diag(np.bincount(c.k, w * c.a**2, K))
+    return out
 
 
 def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | None):
     """Log-likelihood, raw gradient, and (optionally) an information-type matrix in raw coords.
 
-    ``info``: None, ``expected`` (Σ w x xᵀ) or ``observed`` (minus the Hessian).
+    ``info``: None, ``expected`` (Σ n p(1-p) x xᵀ) or ``observed`` (minus the Hessian).
+    Returns (ll, grad, matrix, p, JS).
     """
-    G, F, b = _split(raw, c, lay)
-    v, eta = _values(G, F, c)
-    eta = eta + c.a * b[c.k] if c.order else eta
+    eta, G, F = _eta(raw, c, lay)
+    K, N = c.n_judges, c.n_items
     p = expit(eta)
     resid = c.y - c.n * p
     ll = _kernel(eta, c)
-    grad = np.bincount(lay.idx.ravel(), (resid[:, None] * v).ravel(), lay.size)
+    gS = (np.bincount(lay.ki, resid, K * N) - np.bincount(lay.kj, resid, K * N)).reshape(K, N)
+    parts = [(gS @ F).ravel(), (gS.T @ G).ravel()]
+    if c.order:
+        parts.append(np.bincount(c.k, resid * c.a, K))
+    grad = np.concatenate(parts)
     if info is None:
-        return ll, grad, None, p, v
-    mat = _outer(lay.idx, v, c.n * p * (1 - p), lay.size)
+        return ll, grad, None, p, None
+    JS = _jacobian_raw(G, F, c, lay)
+    mat = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
     if info == "observed":
-        # ∂²η/∂G_kq ∂F_iq = 1 and ∂²η/∂G_kq ∂F_jq = -1: the residual-weighted curvature
+        # ∂²S_kn/∂G_kq∂F_nq = 1: the Hessian's residual term is ∂ℓ/∂S_kn at those entries
         r1 = lay.r1
-        gi, fi, fj = lay.idx[:, :r1], lay.idx[:, r1:2 * r1], lay.idx[:, 2 * r1:3 * r1]
-        rr = np.repeat(resid[:, None], r1, axis=1)
-        flat = np.concatenate([(gi * lay.size + fi).ravel(), (fi * lay.size + gi).ravel(),
-                               (gi * lay.size + fj).ravel(), (fj * lay.size + gi).ravel()])
-        vals = np.concatenate([rr.ravel(), rr.ravel(), -rr.ravel(), -rr.ravel()])
-        mat = mat - np.bincount(flat, vals, lay.size**2).reshape(lay.size, lay.size)
-    return ll, grad, mat, p, v
+        curv = np.zeros((K, r1, N, r1))
+        curv[:, np.arange(r1), :, np.arange(r1)] = gS[None]
+        curv = curv.reshape(K * r1, N * r1)
+        mat[lay.g_slice, lay.f_slice] -= curv
+        mat[lay.f_slice, lay.g_slice] -= curv.T
+    return ll, grad, mat, p, JS
+
+
+def _scores_per_cell(resid: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
+                     lay: _Layout) -> NDArray[np.float64]:
+    """Per-cell score rows resid_c x_cᵀ in raw coordinates (for the sandwich meats)."""
+    X = np.zeros((c.k.size, lay.size))
+    m = JS.shape[1]
+    X[:, :m] = JS[lay.ki] - JS[lay.kj]
+    if lay.b_slice is not None:
+        X[np.arange(c.k.size), lay.b_slice.start + c.k] = c.a
+    return resid[:, None] * X
 
 
 def _chart(c: _Cells, lay: _Layout) -> NDArray[np.float64]:
@@ -375,7 +420,7 @@ def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
     idx = np.stack([c.i, c.j] + ([np.full_like(c.i, N)] if c.order else []), axis=1)
     val = np.stack([np.ones(len(c.i)), -np.ones(len(c.i))] + ([c.a] if c.order else []), axis=1)
     full = (c.k[:, None] * size + idx)
-    for _ in range(8):
+    for _ in range(5):
         eta = np.einsum("cm,cm->c", th.reshape(-1)[full], val)
         p = expit(eta)
         g = np.bincount(full.ravel(), ((c.y - c.n * p)[:, None] * val).ravel(), K * size)
@@ -400,16 +445,16 @@ def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
 
 def _newton_block(theta, block, c, lay, T, scale):
     """One Fisher-scoring step on a block of θ with step halving (the block is convex)."""
-    raw = T @ theta
-    ll, grad, info, _, _ = _derivatives(raw, c, lay, "expected")
-    g = (T.T @ grad)[block]
-    H = (T.T @ info @ T)[np.ix_(block, block)]
+    ll, grad, info, _, _ = _derivatives(T @ theta, c, lay, "expected")
+    Tb = T[:, block]
+    g = Tb.T @ grad
+    H = Tb.T @ info @ Tb
     H = H + 1e-10 * np.trace(H) / len(block) * np.eye(len(block))
     step = np.linalg.solve(H, g)
     for _ in range(30):
         trial = theta.copy()
         trial[block] += step
-        new = _derivatives(T @ trial, c, lay, None)[0]
+        new = _loglik_raw(T @ trial, c, lay)
         if np.isfinite(new) and new >= ll:
             return trial, new * scale
         step /= 2
@@ -444,10 +489,10 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
     # one Newton step in the identified tangent space removes what L-BFGS leaves (≲1e-6)
     for _ in range(3):
         raw = T @ theta
-        ll, grad, info, _, _ = _derivatives(raw, c, lay, "observed")
-        g = T.T @ grad * scale
+        g = T.T @ _derivatives(raw, c, lay, None)[1] * scale
         if np.max(np.abs(g)) < _GRAD_TOL * 1e-2:
             break
+        ll, _, info, _, _ = _derivatives(raw, c, lay, "observed")
         _, free = _gauge(raw, c, lay, T)
         Hf = free.T @ (T.T @ info @ T) @ free * scale
         try:
@@ -455,7 +500,7 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
         except np.linalg.LinAlgError:
             break
         step = free @ np.linalg.solve(chol.T, np.linalg.solve(chol, free.T @ g))
-        new = _derivatives(T @ (theta + step), c, lay, None)[0]
+        new = _loglik_raw(T @ (theta + step), c, lay)
         if not np.isfinite(new) or new < ll - 1e-9 * abs(ll):
             break
         theta = theta + step
@@ -494,9 +539,13 @@ def _theta_of(raw, c, lay):
 
 # ---------------------------------------------------------------------------- fit
 def _cluster_meat(scores: NDArray[np.float64], clusters: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Σ_g (Σ_{c∈g} s_c)(Σ_{c∈g} s_c)ᵀ: the clustered sandwich meat from per-cell scores."""
-    sums = np.zeros((int(clusters.max()) + 1, scores.shape[1]))
-    np.add.at(sums, clusters, scores)
+    """Σ_g (Σ_{c∈g} s_c)(Σ_{c∈g} s_c)ᵀ: the clustered sandwich meat from per-cell scores.
+
+    A private copy of the generic cluster meat (clusters = judge x unordered pair here).
+    """
+    order = np.argsort(clusters, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(clusters[order]) != 0])
+    sums = np.add.reduceat(scores[order], starts, axis=0)
     return sums.T @ sums
 
 
@@ -574,7 +623,9 @@ def fit(
             "identified (DIAL Prop. B.2); lower the rank or add comparisons"
         )
     T = _chart(c, lay)
+    clock = time.perf_counter()
     theta, opt = _optimize(c, lay, rank, T)
+    opt["seconds_point"] = time.perf_counter() - clock
     raw = T @ theta
     G, F, b = _split(raw, c, lay)
     S = G @ F.T
@@ -586,10 +637,10 @@ def fit(
             "scores. Use the MAP or NUTS fit of bayescal.models.low_rank_judges, whose priors "
             "keep the scores finite."
         )
-    ll, grad, obs, p, v = _derivatives(raw, c, lay, "observed")
+    ll, grad, obs, p, JS = _derivatives(raw, c, lay, "observed")
     null, free = _gauge(raw, c, lay, T)
     if information == "expected":
-        bread_raw = _outer(lay.idx, v, c.n * p * (1 - p), lay.size)
+        bread_raw = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
     else:
         bread_raw = obs
     bread = free.T @ (T.T @ bread_raw @ T) @ free
@@ -605,16 +656,14 @@ def fit(
         )
     inv = np.linalg.inv(bread)
     if information in ("sandwich", "cluster"):
-        resid = c.y - c.n * p
-        X = np.zeros((c.k.size, lay.size))
-        np.put_along_axis(X, lay.idx, v, axis=1)
-        Xf = X @ T @ free
+        TF = T @ free
         if information == "sandwich":
             # Σ_t (y_t - p)² within a cell, from its sums of y and y² (ties make y² ≠ y)
             sq = c.y2 - 2 * p * c.y + c.n * p**2
-            meat = Xf.T @ (sq[:, None] * Xf)
+            meat = TF.T @ _weighted_outer(sq, JS, c, lay) @ TF
         else:
-            meat = _cluster_meat(resid[:, None] * Xf, c.cluster)
+            scores = _scores_per_cell(c.y - c.n * p, JS, c, lay) @ TF
+            meat = _cluster_meat(scores, c.cluster)
         cov_free = inv @ meat @ inv
     else:
         cov_free = inv
@@ -625,14 +674,8 @@ def fit(
 def _jacobian_S(raw, c, lay, T) -> NDArray[np.float64]:
     """∂ vec S / ∂θ (C order over judge, item)."""
     G, F, _ = _split(raw, c, lay)
-    K, N, r1 = c.n_judges, c.n_items, lay.r1
-    J = np.zeros((K * N, lay.size))
-    for k in range(K):
-        rows = k * N + np.arange(N)
-        J[np.ix_(rows, k * r1 + np.arange(r1))] = F
-        for n in range(N):
-            J[k * N + n, lay.f_slice.start + n * r1: lay.f_slice.start + (n + 1) * r1] = G[k]
-    return J @ T
+    JS = _jacobian_raw(G, F, c, lay)
+    return JS @ T[: JS.shape[1]]
 
 
 def _jacobian_consensus(S: NDArray[np.float64]):
@@ -664,9 +707,15 @@ def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
     notes = {}
     if rank == 1:
         # the canonical factors are smooth in S when r = 1 (sign pinned by the first loading)
-        J_uv = _numeric_jacobian(lambda s: _factors(s, rank), S)
-        blocks["disagreement"] = J_uv[: N] @ J_S
-        blocks["disagreement_loading"] = J_uv[N:] @ J_S
+        theta = _theta_of(raw, c, lay)
+
+        def factors(th: NDArray[np.float64]) -> NDArray[np.float64]:
+            G, F, _ = _split(T @ th, c, lay)
+            return _factors(G @ F.T, rank)
+
+        J_uv = _numeric_jacobian(factors, theta)
+        blocks["disagreement"] = J_uv[:N]
+        blocks["disagreement_loading"] = J_uv[N:]
         cov_pin = blocks["disagreement_loading"] @ cov_theta @ blocks["disagreement_loading"].T
         pin = np.flatnonzero(np.abs(can["disagreement_loading"][:, 0]) > 1e-12)
         if pin.size:
@@ -723,13 +772,12 @@ def _factors(S: NDArray[np.float64], rank: int) -> NDArray[np.float64]:
     return np.concatenate([can["disagreement"].ravel(), can["disagreement_loading"].ravel()])
 
 
-def _numeric_jacobian(f, S: NDArray[np.float64], h: float = 1e-6) -> NDArray[np.float64]:
-    """Central differences of f over the entries of S (the SVD map is smooth for r = 1)."""
-    base = S.ravel()
+def _numeric_jacobian(f, x: NDArray[np.float64], h: float = 1e-6) -> NDArray[np.float64]:
+    """Central differences of f at x (the canonical SVD factors are smooth in θ for r = 1)."""
     cols = []
-    for e in range(base.size):
-        up, down = base.copy(), base.copy()
+    for e in range(x.size):
+        up, down = x.copy(), x.copy()
         up[e] += h
         down[e] -= h
-        cols.append((f(up.reshape(S.shape)) - f(down.reshape(S.shape))) / (2 * h))
+        cols.append((f(up) - f(down)) / (2 * h))
     return np.array(cols).T
