@@ -44,9 +44,9 @@ See ``models/low_rank_judges.md``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-import time
 from typing import Literal
 
 import numpy as np
@@ -327,7 +327,7 @@ def canonical(S: ArrayLike, rank: int) -> dict[str, NDArray[np.float64]]:
         :math:`S^\top 1_K = 0`: no consensus direction (the judges' scores cancel).
     """
     S = np.asarray(S, dtype=np.float64)
-    K, N = S.shape
+    N = S.shape[1]
     m = S.sum(axis=0)
     norm = np.linalg.norm(m)
     if norm <= 1e-12 * max(np.abs(S).max(), 1e-300):
@@ -513,10 +513,10 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
     return theta, info
 
 
-def _balance(theta, c, lay, T):  # noqa: ARG001
+def _balance(theta, c, lay, T):
     """Move along the gauge orbit to G = PΣ^{1/2}, F = QΣ^{1/2} (likelihood unchanged)."""
     raw = T @ theta
-    G, F, b = _split(raw, c, lay)
+    G, F, _ = _split(raw, c, lay)
     S = G @ F.T
     P, sv, Qt = np.linalg.svd(S, full_matrices=False)
     r1 = lay.r1
@@ -551,7 +551,7 @@ def _cluster_meat(scores: NDArray[np.float64], clusters: NDArray[np.int64]) -> N
 
 def _identification_message(raw, c, lay, data) -> str:
     """Name the judges whose (s_k, b_k) the fitted space does not identify (Prop. B.2)."""
-    G, F, _ = _split(raw, c, lay)
+    _, F, _ = _split(raw, c, lay)
     bad = []
     for k in range(c.n_judges):
         m = c.k == k
@@ -637,8 +637,8 @@ def fit(
             "scores. Use the MAP or NUTS fit of bayescal.models.low_rank_judges, whose priors "
             "keep the scores finite."
         )
-    ll, grad, obs, p, JS = _derivatives(raw, c, lay, "observed")
-    null, free = _gauge(raw, c, lay, T)
+    ll, _, obs, p, JS = _derivatives(raw, c, lay, "observed")
+    _, free = _gauge(raw, c, lay, T)
     if information == "expected":
         bread_raw = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
     else:
