@@ -623,9 +623,10 @@ def fit(
             "identified (DIAL Prop. B.2); lower the rank or add comparisons"
         )
     T = _chart(c, lay)
-    clock = time.perf_counter()
+    clock, cpu = time.perf_counter(), time.process_time()
     theta, opt = _optimize(c, lay, rank, T)
     opt["seconds_point"] = time.perf_counter() - clock
+    opt["cpu_seconds_point"] = time.process_time() - cpu
     raw = T @ theta
     G, F, b = _split(raw, c, lay)
     S = G @ F.T
