@@ -120,6 +120,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    if args.model == "low-rank-judges":
+        return _fit_low_rank(args)
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
@@ -202,6 +204,10 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
     fit.add_argument("--out", default=None, help="folder for summary.csv and posterior.nc")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
+    fit.add_argument("--rank", type=int, default=None,
+                     help="low-rank-judges: number of disagreement factors r (required)")
+    fit.add_argument("--no-order-effects", action="store_true",
+                     help="low-rank-judges: pool the display orders, b = 0 (DIAL-noPos)")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
         fit.add_argument(f"--{flag}", default=default, help=f"column name (default {default})")
@@ -217,6 +223,53 @@ def _parser() -> argparse.ArgumentParser:
     mean.add_argument("--prob", type=float, default=0.9)
     mean.set_defaults(func=_mean)
     return parser
+
+
+def _fit_low_rank(args: argparse.Namespace) -> int:
+    """``bayescal fit low-rank-judges FILE --rank r``: DIAL's LLM-only fit (twin, MAP or NUTS)."""
+    import bayescal as bc
+    from bayescal.data import Comparisons, DataError
+    from bayescal.frequentist import low_rank_judges as twin
+
+    if args.rank is None or args.rank < 1:
+        raise DataError("low-rank-judges needs --rank r with 1 ≤ r ≤ min(judges − 1, items − 2)")
+    frame = pd.read_csv(args.file)
+    order_effects = not args.no_order_effects
+    data = Comparisons.from_frame(
+        frame, item_a=args.item_a, item_b=args.item_b, outcome=args.outcome, judge=args.judge,
+        order=args.order if order_effects else None, count=args.count,
+    )
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    if args.method == "mle":
+        result = twin.fit(data, args.rank, order_effects=order_effects,
+                          information=args.information)
+        table = result.summary(args.prob)
+        for note in result.info["notes"].values():
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        from bayescal.models import low_rank_judges as lrm
+
+        model = lrm.build(data, rank=args.rank, order_effects=order_effects)
+        result = bc.fit(model, args.method, draws=args.draws, tune=args.tune, chains=args.chains,
+                        random_seed=args.seed, nuts_sampler=args.sampler,
+                        progressbar=args.method == "nuts" and not args.no_progress)
+        if args.method == "nuts":
+            result = lrm.canonical_factors(result)
+            print(bc.diagnose(result, warn=True).to_string(), file=sys.stderr)
+        table = bc.summarize(result, args.prob)
+        if out is not None:
+            result.to_netcdf(out / "posterior.nc")
+    pd.set_option("display.width", 200)
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    if out is not None:
+        table.to_csv(out / "summary.csv")
+        print(f"wrote {out / 'summary.csv'}", file=sys.stderr)
+    return 0
+
+
+_MODELS += ("low-rank-judges",)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -38,8 +38,6 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 from bayescal import simulate  # noqa: E402
 from bayescal.frequentist import low_rank_judges as twin  # noqa: E402
 
