@@ -269,3 +269,17 @@ def test_canonical_factors_remove_the_sign_ambiguity(posterior, mle):
     table = bc.summarize(lrm.canonical_factors(posterior), 0.95)
     V_post = table.loc[table["parameter"] == "disagreement", "estimate"].to_numpy()
     np.testing.assert_allclose(V_post, mle.params["disagreement"].values.ravel(), atol=0.25)
+
+
+def test_a_judge_the_shared_space_cannot_identify_is_named(data):
+    """A judge seen on two pairs, each in one display order, has 3 unknowns (γ-, U-loading and
+    b) and rank([D_k W, z_k]) ≤ 2 < r + 2 (Prop. B.2): the twin must refuse and name it."""
+    frame = data.to_frame().rename(columns={"item_i": "item_a", "item_j": "item_b"})
+    frame["outcome"] = frame["wins"] / frame["count"]
+    extra = pd.DataFrame({"judge": "judge_x", "item_a": ["item_00", "item_01"],
+                          "item_b": ["item_01", "item_02"], "order": 1, "count": 5.0,
+                          "outcome": [0.6, 0.4]})
+    cols = ["judge", "item_a", "item_b", "order", "count", "outcome"]
+    d = Comparisons.from_frame(pd.concat([frame[cols], extra[cols]], ignore_index=True))
+    with pytest.raises(IdentificationError, match="judge_x"):
+        lrf.fit(d, RANK)

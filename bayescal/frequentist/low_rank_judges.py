@@ -561,8 +561,9 @@ def _identification_message(raw, c, lay, data) -> str:
         need = lay.r1 + (1 if c.order else 0)
         if m.sum() == 0 or np.linalg.matrix_rank(X) < need:
             bad.append(data.judges[k])
-    where = (f"; judges {bad} fail rank([D_k W, z_k]) = r + 2 (Prop. B.2): their comparisons "
-             "cannot separate their loadings" + (" and order effect" if c.order else ""))
+    where = (f"; judges {bad} fail rank([D_k W, z_k]) = {lay.r1 + (1 if c.order else 0)} "
+             "(DIAL Prop. B.2): their comparisons cannot separate their loadings"
+             + (" and order effect" if c.order else ""))
     return where if bad else ""
 
 
@@ -630,13 +631,20 @@ def fit(
     raw = T @ theta
     G, F, b = _split(raw, c, lay)
     S = G @ F.T
+    unidentified = _identification_message(raw, c, lay, comparisons)
+    if unidentified:
+        raise IdentificationError(
+            "the data do not identify every judge's scores at this rank" + unidentified
+            + ". Drop those judges (Comparisons.subset), lower the rank, or use the Bayesian fit "
+            "(its prior then sets what the data leave free)."
+        )
     if np.abs(S).max() > _RUNAWAY or np.abs(b).max() > _RUNAWAY or not opt["converged"]:
         raise MLEBoundaryError(
             f"no interior maximum-likelihood estimate (largest |score| {np.abs(S).max():.3g}, "
             f"largest |order effect| {np.abs(b).max():.3g}, largest gradient "
-            f"{opt['max_abs_gradient']:.3g}): some judge's verdicts are separated by the fitted "
-            "scores. Use the MAP or NUTS fit of bayescal.models.low_rank_judges, whose priors "
-            "keep the scores finite."
+            f"{opt['max_abs_gradient']:.3g}): the optimizer did not settle, typically because "
+            "some judge's verdicts are separated by the fitted scores. Use the MAP or NUTS fit "
+            "of bayescal.models.low_rank_judges, whose priors keep the scores finite."
         )
     ll, _, obs, p, JS = _derivatives(raw, c, lay, "observed")
     _, free = _gauge(raw, c, lay, T)
