@@ -46,8 +46,8 @@ from bayescal.models import low_rank_judges as lr
 
 RANDOM_SEED = int(os.environ.get("BAYESCAL_NB_SEED", 2026))
 DRAWS = int(os.environ.get("BAYESCAL_NB_DRAWS", 1000))
-TUNE = int(os.environ.get("BAYESCAL_NB_TUNE", 500))
-CHAINS = int(os.environ.get("BAYESCAL_NB_CHAINS", 4))
+TUNE = int(os.environ.get("BAYESCAL_NB_TUNE", DRAWS))
+CHAINS = int(os.environ.get("BAYESCAL_NB_CHAINS", 2))
 NUTS_SAMPLER = os.environ.get("BAYESCAL_NB_SAMPLER", "pymc")
 RANK = 1
 PROB = 0.95
