@@ -88,8 +88,9 @@ def bench_nuts(data, rank: int, size: dict, sampler: str, seed: int) -> dict[str
     ess = table.xs("ess_bulk_min", level="check")["value"]
     div = float(table.loc[("sampler", "divergences"), "value"]) if (
         "sampler", "divergences") in table.index else float("nan")
-    return {"wall_s": wall, "cpu_s": cpu, "rhat_max": float(rhat.max()), "rhat_worst": str(rhat.idxmax()),
-            "ess_bulk_min": float(ess.min()), "divergences": div}
+    return {"wall_s": wall, "cpu_s": cpu, "rhat_max": float(rhat.max()),
+            "rhat_worst": str(rhat.idxmax()), "ess_bulk_min": float(ess.min()),
+            "divergences": div}
 
 
 def main(argv: list[str] | None = None) -> int:
