@@ -39,7 +39,7 @@ def flat_model(data):
 @pytest.fixture(scope="module")
 def posterior(data):
     model = lrm.build(data, rank=RANK)
-    return bc.fit(model, "nuts", draws=150, tune=200, chains=2, cores=1, nuts_sampler="pymc",
+    return bc.fit(model, "nuts", draws=100, tune=150, chains=2, cores=1, nuts_sampler="pymc",
                   random_seed=3, check=False)
 
 
