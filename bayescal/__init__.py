@@ -10,6 +10,7 @@ from typing import Any
 
 from bayescal import datasets, simulate
 from bayescal.compare import compare
+from bayescal.contrasts import contrasts, elo_scale, ranks, win_probabilities
 from bayescal.data import Comparisons, DataError, Labels
 from bayescal.environment import versions
 from bayescal.identify import IdentificationError, IdentificationWarning
@@ -36,10 +37,14 @@ __all__ = [
     "IdentificationWarning",
     "Labels",
     "compare",
+    "contrasts",
     "datasets",
     "diagnose",
+    "elo_scale",
     "fit",
+    "ranks",
     "simulate",
     "summarize",
     "versions",
+    "win_probabilities",
 ]

@@ -138,6 +138,8 @@ def _fit(args: argparse.Namespace) -> int:
     if args.method == "mle":
         result = twin.fit(data, discrimination=discrimination, information=args.information)
         table = result.summary(args.prob)
+        if out is not None:
+            result.to_netcdf(out / "estimate.nc")
     else:
         from bayescal.models import judge_discrimination_btl as jd
 
@@ -154,8 +156,8 @@ def _fit(args: argparse.Namespace) -> int:
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     if out is not None:
         table.to_csv(out / "summary.csv")
-        print(f"wrote {out / 'summary.csv'}" + ("" if args.method == "mle" else
-                                                f" and {out / 'posterior.nc'}"), file=sys.stderr)
+        saved = out / ("estimate.nc" if args.method == "mle" else "posterior.nc")
+        print(f"wrote {out / 'summary.csv'} and {saved}", file=sys.stderr)
     return 0
 
 
@@ -202,7 +204,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("model", choices=_MODELS)
     fit.add_argument("file", help="CSV with one row per verdict")
     fit.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"])
-    fit.add_argument("--out", default=None, help="folder for summary.csv and posterior.nc")
+    fit.add_argument("--out", default=None,
+                     help="folder for summary.csv and posterior.nc (estimate.nc for mle)")
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
     fit.add_argument("--rank", type=int, default=None,
                      help="low-rank-judges: number of disagreement factors r (required)")

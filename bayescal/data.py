@@ -9,7 +9,7 @@ sufficient statistics so that fitting cost does not grow with the number of raw 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -94,6 +94,14 @@ class Comparisons:
         Judges marked as human.
     n_rows : int
         Raw verdicts (the sum of ``count``).
+    clusters : tuple of str
+        Cluster labels (empty without a cluster key); only clusters with verdicts are kept.
+    cluster_code, cluster_cell : ndarray of int
+        One record per non-empty (cluster, cell): its cluster (indexes ``clusters``) and its
+        cell (indexes the cell arrays).
+    cluster_count, cluster_wins : ndarray of float
+        Verdicts and wins of item i per record; summed over a cell's records they give
+        ``count`` and ``wins``.
     """
 
     items: tuple[str, ...]
@@ -107,6 +115,12 @@ class Comparisons:
     wins_sq: NDArray[np.float64]
     humans: tuple[str, ...] = ()
     n_rows: float = field(default=0.0)
+    # cluster-level sufficient statistics (empty without a cluster key); see from_frame(cluster=)
+    clusters: tuple[str, ...] = ()
+    cluster_code: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    cluster_cell: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    cluster_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    cluster_wins: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -121,6 +135,7 @@ class Comparisons:
         order: str | None = "order",
         count: str | None = "count",
         humans: Sequence[str] = (),
+        cluster: str | None = None,
     ) -> Comparisons:
         """Validate a tidy frame of verdicts and aggregate it to cells.
 
@@ -135,6 +150,12 @@ class Comparisons:
             recorded order, and a count of one per row.
         humans : sequence of str
             Judge labels that are human raters.
+        cluster : str, optional
+            Column of a cluster key (a battle or question id) for cluster-robust intervals
+            (``information="cluster"`` in the twins): verdicts sharing a key may be dependent,
+            different keys are independent. The column must exist. Cells are unchanged; the
+            (cluster, cell) sums are kept in ``cluster_code``, ``cluster_cell``,
+            ``cluster_count`` and ``cluster_wins`` with labels ``clusters``.
 
         Returns
         -------
@@ -225,7 +246,21 @@ class Comparisons:
         ib = codes.get_indexer(b).astype(np.int64)
         kk = (pd.Index(judges).get_indexer(k_lab).astype(np.int64) if k_lab is not None
               else np.zeros(len(df), np.int64))
-        return cls._aggregate(items, judges, kk, ia, ib, o, n, y, tuple(humans))
+        cells = cls._aggregate(items, judges, kk, ia, ib, o, n, y, tuple(humans))
+        if cluster is None:
+            return cells
+        if cluster not in df.columns:
+            raise DataError(
+                f"cluster column {cluster!r} is not in the frame; the frame has "
+                f"{list(df.columns)}. Name an existing column (e.g. a battle or question id)."
+            )
+        na = df[cluster].isna().to_numpy(bool)
+        if na.any():
+            raise DataError(
+                f"cluster column {cluster!r} has missing values in rows {_rows(df.index, na)}; "
+                "every verdict needs a cluster key (give singletons their own key)"
+            )
+        return _with_clusters(cells, df[cluster].astype(str).to_numpy(), kk, ia, ib, o, n, y)
 
     @classmethod
     def from_codes(
@@ -240,8 +275,11 @@ class Comparisons:
         order: ArrayLike | None = None,
         count: ArrayLike | None = None,
         humans: Sequence[str] = (),
+        cluster: ArrayLike | None = None,
     ) -> Comparisons:
         """Build from integer codes (fast path for simulations; codes index ``items``/``judges``).
+
+        ``cluster`` (optional) is a cluster key per row, as in :meth:`from_frame`.
 
         Raises
         ------
@@ -268,9 +306,15 @@ class Comparisons:
             raise DataError(f"self-comparison at positions {np.flatnonzero(ia == ib)[:5].tolist()}")
         if not np.all((y >= 0) & (y <= 1)):
             raise DataError("outcome must lie in [0, 1]")
-        return cls._aggregate(
+        cells = cls._aggregate(
             tuple(items), tuple(judges), k, ia, ib, o, n, y, tuple(humans)
         )
+        if cluster is None:
+            return cells
+        labels = np.asarray(cluster).astype(str)
+        if labels.shape != ia.shape:
+            raise DataError(f"cluster has {labels.size} keys for {len(ia)} comparisons")
+        return _with_clusters(cells, labels, k, ia, ib, o, n, y)
 
     @classmethod
     def _aggregate(
@@ -341,10 +385,15 @@ class Comparisons:
         o = np.zeros_like(self.order) if order else self.order
         labels = ("pooled",) if judges else self.judges
         humans = tuple(h for h in self.humans if h in labels)
-        return _cells(
+        out = _cells(
             self.items, labels, humans, k, self.item_i, self.item_j, o,
             self.count, self.wins, self.wins_sq,
         )
+        if not self.clusters:
+            return out
+        moved = _cell_index(out, k, self.item_i, self.item_j, o)
+        return _cluster_sums(out, self.clusters, self.cluster_code, moved[self.cluster_cell],
+                             self.cluster_count, self.cluster_wins)
 
     def subset(self, judges: Iterable[str]) -> Comparisons:
         """Keep only the cells of the named judges (labels are re-coded)."""
@@ -358,7 +407,7 @@ class Comparisons:
             raise DataError(f"judges {keep} have no comparisons")
         remap = np.full(self.n_judges, -1, np.int64)
         remap[old] = np.arange(len(keep))
-        return Comparisons(
+        out = Comparisons(
             items=self.items,
             judges=tuple(keep),
             judge=remap[self.judge[mask]],
@@ -371,6 +420,13 @@ class Comparisons:
             humans=tuple(h for h in self.humans if h in keep),
             n_rows=float(self.count[mask].sum()),
         )
+        if not self.clusters:
+            return out
+        kept = mask[self.cluster_cell]
+        new_index = np.cumsum(mask) - 1
+        return _cluster_sums(out, self.clusters, self.cluster_code[kept],
+                             new_index[self.cluster_cell[kept]], self.cluster_count[kept],
+                             self.cluster_wins[kept])
 
     def to_frame(self) -> pd.DataFrame:
         """The cells as a labelled frame (one row per cell, labels not codes)."""
@@ -392,6 +448,7 @@ class Comparisons:
             f"{self.n_items} items, {self.n_judges} judges"
             + (f", humans={list(self.humans)}" if self.humans else "")
             + (", display order recorded" if self.has_order else "")
+            + (f", {len(self.clusters)} clusters" if self.clusters else "")
             + ")"
         )
 
@@ -429,6 +486,74 @@ def _cells(
         wins_sq=np.bincount(inv, weights=wins_sq),
         humans=humans,
         n_rows=float(cnt.sum()),
+    )
+
+
+def _cell_key(
+    n_items: int, k: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64],
+    o: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    # the same key as _cells: order shifted from {-1, 0, 1} to {0, 1, 2}
+    return ((k * n_items + i) * n_items + j) * 3 + (o + 1)
+
+
+def _cell_index(
+    cells: Comparisons, k: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64],
+    o: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Index into ``cells`` of each canonical (judge, i, j, order) record."""
+    keys = _cell_key(cells.n_items, cells.judge, cells.item_i, cells.item_j, cells.order)
+    want = _cell_key(cells.n_items, k, i, j, o)
+    sort = np.argsort(keys, kind="stable")
+    pos = np.minimum(np.searchsorted(keys[sort], want), len(keys) - 1)
+    index = sort[pos]
+    if not np.array_equal(keys[index], want):
+        raise AssertionError("a cluster record has no cell; the aggregation is inconsistent")
+    return index.astype(np.int64)
+
+
+def _with_clusters(
+    cells: Comparisons,
+    labels: NDArray[np.str_],
+    k: NDArray[np.int64],
+    ia: NDArray[np.int64],
+    ib: NDArray[np.int64],
+    o: NDArray[np.int64],
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
+) -> Comparisons:
+    """Attach (cluster, cell) sums of raw rows to ``cells`` (rows flipped as in _aggregate)."""
+    flip = ia > ib
+    cell = _cell_index(cells, k, np.where(flip, ib, ia), np.where(flip, ia, ib),
+                       np.where(flip, -o, o))
+    clusters, code = np.unique(labels, return_inverse=True)
+    return _cluster_sums(cells, tuple(str(c) for c in clusters), code.astype(np.int64), cell,
+                         n, n * np.where(flip, 1.0 - y, y))
+
+
+def _cluster_sums(
+    cells: Comparisons,
+    clusters: tuple[str, ...],
+    code: NDArray[np.int64],
+    cell: NDArray[np.int64],
+    count: NDArray[np.float64],
+    wins: NDArray[np.float64],
+) -> Comparisons:
+    """Sum records into one per (cluster, cell); clusters left without verdicts are dropped.
+
+    Dropping matters: the number of clusters G enters the small-sample factor G / (G - 1).
+    """
+    key = code * cells.n_cells + cell
+    uniq, inv = np.unique(key, return_inverse=True)
+    g, c = np.divmod(uniq, cells.n_cells)
+    used, g_new = np.unique(g, return_inverse=True)
+    return replace(
+        cells,
+        clusters=tuple(clusters[u] for u in used),
+        cluster_code=g_new.astype(np.int64),
+        cluster_cell=c.astype(np.int64),
+        cluster_count=np.bincount(inv, weights=count),
+        cluster_wins=np.bincount(inv, weights=wins),
     )
 
 

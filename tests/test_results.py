@@ -113,3 +113,138 @@ def test_compare_against_a_reference_and_points_without_intervals():
     assert "width_ratio_c/a" in table.columns
     with pytest.raises(ValueError, match="reference 'mode'"):
         bc.compare(a=a, mode=point, prob=0.9, reference="mode")
+
+
+# ---------------------------------------------------------------- ArviZ-native results (issue 6)
+
+@pytest.fixture(scope="module")
+def btl_data():
+    from bayescal import simulate
+
+    truth = simulate.judge_discrimination_truth(4, 2, random_seed=31)
+    return simulate.judge_discrimination_btl(truth, 600, random_seed=32)
+
+
+@pytest.fixture(scope="module")
+def btl_fits(btl_data):
+    """Judge-aware and unweighted BTL by (tiny) NUTS, with their log_likelihood groups."""
+    from bayescal.models import judge_discrimination_btl as jd
+
+    fits = {}
+    for name, weighted in (("judge-aware", True), ("unweighted", False)):
+        model = jd.build(btl_data, discrimination=weighted)
+        fits[name] = bc.fit(model, "nuts", draws=100, tune=100, chains=2, cores=1,
+                            nuts_sampler="pymc", random_seed=5, check=False)
+    return fits
+
+
+def test_log_likelihood_is_per_cell_and_sums_to_the_twin_loglik(btl_fits, btl_data):
+    """One entry per (judge, pair) cell whose sum at a draw equals the independent twin's total
+    log-likelihood: catches a per-verdict or per-pooled-cell group, and a kernel that is not
+    the model's (e.g. a binomial coefficient added)."""
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+
+    cells = btl_data.collapse(order=True)
+    for name, tree in btl_fits.items():
+        ll = tree["log_likelihood"]["outcome"]
+        assert ll.dims == ("chain", "draw", "cell") and ll.sizes["cell"] == cells.n_cells
+        post = tree["posterior"]
+        for chain, draw in ((0, 0), (1, 77)):
+            params = {"ability": post["ability"].values[chain, draw]}
+            if name == "judge-aware":
+                params["discrimination"] = post["discrimination"].values[chain, draw]
+            total = float(ll.values[chain, draw].sum())
+            assert total == pytest.approx(jd_f.loglik(params, btl_data), rel=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:Numba will use object mode")
+def test_cells_carry_labels_and_posterior_predictive_still_runs(btl_fits, btl_data):
+    """Every cell group names its cells by labels (`j: a vs b`, plus judge/item label coords);
+    the coded constant_data stays what PyMC compares, so posterior predictive sampling works."""
+    import pymc as pm
+
+    from bayescal.models import judge_discrimination_btl as jd
+
+    tree = btl_fits["judge-aware"]
+    cells = btl_data.collapse(order=True)
+    judge, a, b = (btl_data.judges[cells.judge[3]], btl_data.items[cells.item_i[3]],
+                   btl_data.items[cells.item_j[3]])
+    for group in ("log_likelihood", "observed_data", "constant_data"):
+        ds = tree[group]
+        assert str(ds["cell"].values[3]) == f"{judge}: {a} vs {b}"
+        assert (str(ds["judge_label"].values[3]), str(ds["item_i_label"].values[3]),
+                str(ds["item_j_label"].values[3])) == (judge, a, b)
+    assert tree["constant_data"]["count"].values[3] == cells.count[3]
+    per_judge = tree["log_likelihood"]["outcome"].groupby("judge_label").sum()
+    assert set(per_judge["judge_label"].values) == set(btl_data.judges)
+    ppc = pm.sample_posterior_predictive(tree, model=jd.build(btl_data), progressbar=False,
+                                         random_seed=1)
+    assert ppc["posterior_predictive"]["outcome"].shape == (2, 100, cells.n_cells)
+
+
+# cells of ~100 verdicts are influential observations: Pareto k above 0.6 is expected here
+@pytest.mark.filterwarnings("ignore:Estimated shape parameter of Pareto")
+def test_loo_and_compare_run_on_fits(btl_fits):
+    """az.loo on the per-cell group (leave-one-cell-out) and az.compare of judge-aware vs
+    unweighted: both models hold the same cells, so the comparison is defined."""
+    import arviz as az
+
+    loo = az.loo(btl_fits["judge-aware"])
+    assert np.isfinite(loo.elpd)
+    table = az.compare(btl_fits)
+    assert len(table) == 2 and set(table.index) == {"judge-aware", "unweighted"}
+
+
+def test_log_likelihood_is_skipped_with_a_warning_when_too_large(btl_fits, btl_data,
+                                                                  monkeypatch):
+    from bayescal import fitting
+    from bayescal.models import judge_discrimination_btl as jd
+
+    tree = btl_fits["unweighted"].copy()
+    del tree["log_likelihood"]
+    monkeypatch.setattr(fitting, "_LOG_LIKELIHOOD_BYTES", 100)
+    model = jd.build(btl_data, discrimination=False)
+    with pytest.warns(UserWarning, match="log_likelihood=True"):
+        fitting._add_log_likelihood(tree, model, None)
+    assert "log_likelihood" not in tree.children
+    fitting._add_log_likelihood(tree, model, True)
+    assert "log_likelihood" in tree.children
+
+
+def test_estimate_round_trips_through_netcdf(tmp_path, btl_data):
+    """Every field back exactly: values, cov, terms, interval kinds, loglik, info."""
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+    from bayescal.frequentist._core import Estimate
+
+    est = jd_f.fit(btl_data, information="sandwich")
+    path = tmp_path / "estimate.nc"
+    est.to_netcdf(path)
+    back = Estimate.from_netcdf(path)
+    xr.testing.assert_identical(back.params, est.params)
+    assert np.array_equal(back.cov, est.cov) and back.terms == est.terms
+    assert dict(back.interval) == dict(est.interval) and back.method == est.method
+    assert back.loglik == est.loglik and back.converged == est.converged
+    assert back.info == est.info
+    pd.testing.assert_frame_equal(back.summary(0.9), est.summary(0.9))
+    odd = Estimate(est.method, est.params, est.cov, est.terms, est.interval,
+                   info={"kept": np.float64(2.5), "dropped": object()})
+    with pytest.warns(UserWarning, match="dropped"):
+        odd.to_netcdf(tmp_path / "odd.nc")
+    assert Estimate.from_netcdf(tmp_path / "odd.nc").info == {"kept": 2.5}
+    assert np.isnan(Estimate.from_netcdf(tmp_path / "odd.nc").loglik)
+
+
+def test_cli_fit_mle_writes_the_estimate(tmp_path, btl_data):
+    from bayescal import simulate
+    from bayescal.cli import main
+    from bayescal.frequentist._core import Estimate
+
+    truth = simulate.judge_discrimination_truth(4, 2, random_seed=31)
+    csv = tmp_path / "verdicts.csv"
+    simulate.judge_discrimination_btl(truth, 600, random_seed=32, as_frame=True).to_csv(
+        csv, index=False)
+    code = main(["fit", "judge-discrimination-btl", str(csv), "--method", "mle",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0
+    est = Estimate.from_netcdf(tmp_path / "out" / "estimate.nc")
+    assert set(est.params["item"].values) == set(btl_data.items)

@@ -16,7 +16,10 @@ Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gam
 * ``expected`` (default; the paper's convention): :math:`I = \sum_c n_c p_c(1-p_c) g_c g_c^\top`;
 * ``observed``: minus the Hessian of the log-likelihood;
 * ``sandwich``: :math:`H^{-1} \hat J H^{-1}` with :math:`\hat J = \sum_c g_c g_c^\top
-  \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification.
+  \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification;
+* ``cluster``: :math:`H^{-1} M H^{-1}` with the cluster meat :math:`M = \frac{G}{G-1}\sum_g
+  S_g S_g^\top` over the data's cluster key (:func:`~bayescal.frequentist._core.cluster_meat`),
+  robust to dependence between verdicts of one cluster (the four judges of one battle).
 
 No interior MLE: the twin refuses (:class:`~bayescal.identify.IdentificationError`) when the
 comparison graph is disconnected or an item never loses / never wins (Zermelo), and raises
@@ -28,23 +31,25 @@ See ``models/judge_discrimination_btl.md``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
+import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_expit
 
 from bayescal.data import Comparisons
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
 from bayescal.identify import IdentificationError, require_mle
 from bayescal.summary import term_labels
 
 __all__ = ["MLEBoundaryError", "fit", "gradient", "loglik"]
 
-Information = Literal["expected", "observed", "sandwich"]
+Information = Literal["expected", "observed", "sandwich", "cluster"]
 
 # A judge whose log discrimination leaves this band around the geometric mean (a factor of
 # e^8 ≈ 3000) is at the boundary in practice: real judges span e^-3.1 .. e^1.3 in seed 002.
@@ -336,9 +341,11 @@ def fit(
     discrimination : bool
         Estimate γ_k (seed 002's judge-aware model). False fits the unweighted BTL
         (γ_k ≡ 1, judges pooled; SPEC §3.4). A single judge always gets γ ≡ 1.
-    information : {"expected", "observed", "sandwich"}
+    information : {"expected", "observed", "sandwich", "cluster"}
         Covariance: inverse expected (Fisher) information (the paper's convention, SPEC
-        §3.3), inverse observed information, or the sandwich (robust to ties).
+        §3.3), inverse observed information, the sandwich (robust to ties), or the
+        cluster-robust sandwich over the key given to ``Comparisons.from_frame(cluster=...)``
+        (observed-information bread, meat with the factor G / (G - 1)).
     penalty : Priors, optional
         Add the log density of the Bayesian model's priors (Gaussian on the sum-zero
         coordinates); the optimum is then the MAP of
@@ -359,10 +366,13 @@ def fit(
     MLEBoundaryError
         A judge's discrimination runs to 0 or to infinity.
     """
-    if information not in ("expected", "observed", "sandwich"):
+    if information not in ("expected", "observed", "sandwich", "cluster"):
         raise ValueError(
-            f"information must be 'expected', 'observed' or 'sandwich', got {information!r}"
+            "information must be 'expected', 'observed', 'sandwich' or 'cluster', got "
+            f"{information!r}"
         )
+    if information == "cluster":
+        _check_clusters(data, discrimination and data.n_judges > 1)
     weighted = discrimination and data.n_judges > 1
     if penalty is None or penalty.ability_sd is None:
         require_mle(data)
@@ -401,10 +411,63 @@ def fit(
         size = c.n_items + (c.n_judges if weighted else 0)
         meat = jac.T @ _outer(c, parts["gamma"], parts["eta"], sq_resid, size, weighted) @ jac
         cov_free = inv @ meat @ inv
+    elif information == "cluster":
+        meat = jac.T @ _cluster_meat(data, weighted, parts) @ jac
+        cov_free = inv @ meat @ inv
     else:
         cov_free = inv
     cov_raw = jac @ cov_free @ jac.T
     return _estimate(data, s, alpha, cov_raw, weighted, ll, information, penalty, info)
+
+
+# Fewer clusters than this and CR1 standard errors are biased down noticeably (Cameron &
+# Miller 2015 put the threshold at 20-50); warn, do not refuse.
+_FEW_CLUSTERS = 30
+
+
+def _check_clusters(data: Comparisons, weighted: bool) -> None:
+    """Refuse a cluster-robust covariance without a key or with fewer clusters than parameters."""
+    if not data.clusters:
+        raise ValueError(
+            "information='cluster' needs a cluster key: build the data with "
+            "Comparisons.from_frame(df, cluster='battle_id') (any column naming the unit "
+            "whose verdicts may be dependent)"
+        )
+    n_free = data.n_items - 1 + (data.n_judges - 1 if weighted else 0)
+    n_clusters = len(data.clusters)
+    if n_clusters <= n_free:
+        raise IdentificationError(
+            f"{n_clusters} clusters for {n_free} free parameters: the cluster-robust meat has "
+            "rank at most G, so some contrasts would get zero variance. Use more clusters or "
+            "information='sandwich'."
+        )
+    if n_clusters < _FEW_CLUSTERS:
+        warnings.warn(
+            f"only {n_clusters} clusters: cluster-robust standard errors are biased down with "
+            f"fewer than about {_FEW_CLUSTERS} clusters", UserWarning, stacklevel=3,
+        )
+
+
+def _cluster_meat(
+    data: Comparisons, weighted: bool, parts: dict[str, NDArray[np.float64]]
+) -> NDArray[np.float64]:
+    """Cluster meat in raw (s, log γ); a record's score is g_cell (wins - count p_cell)."""
+    cc = data.collapse(order=True, judges=not weighted)  # the twin's cells, same order
+    cell = cc.cluster_cell
+    r = cc.cluster_wins - cc.cluster_count * parts["p"][cell]
+    gamma, eta = parts["gamma"][cell], parts["eta"][cell]
+    size = cc.n_items + (cc.n_judges if weighted else 0)
+    rows = np.arange(len(cell))
+    cols = [cc.item_i[cell], cc.item_j[cell]]
+    vals = [r * gamma, -r * gamma]
+    if weighted:
+        cols.append(cc.n_items + cc.judge[cell])
+        vals.append(r * eta)
+    scores = sp.csr_array(
+        (np.concatenate(vals), (np.tile(rows, len(cols)), np.concatenate(cols))),
+        shape=(len(cell), size),
+    )
+    return cluster_meat(scores, cc.cluster_code)
 
 
 def _estimate(

@@ -115,17 +115,20 @@ def build(
     priors = priors if priors is not None else Priors()
     weighted = discrimination and data.n_judges > 1
     warn_if_unidentified(data)
-    cells = data.collapse(order=True, judges=not weighted)
+    # cells stay per judge in both variants: the unweighted kernel summed over judges equals the
+    # pooled one, and the two models then share their observations, which az.compare of their
+    # leave-one-cell-out log-likelihoods needs
+    cells = data.collapse(order=True)
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": np.arange(cells.n_cells)}
     with pm.Model(coords=coords) as model:
         item_i = pm.Data("item_i", cells.item_i, dims="cell")
         item_j = pm.Data("item_j", cells.item_j, dims="cell")
         count = pm.Data("count", cells.count, dims="cell")
+        judge = pm.Data("judge_code", cells.judge, dims="cell")
         ability = _zero_sum("ability", priors.ability_sd, "item", cells.n_items)
         eta = ability[item_i] - ability[item_j]
         if weighted:
-            judge = pm.Data("judge_code", cells.judge, dims="cell")
             log_disc = _zero_sum("log_discrimination", priors.discrimination_sd, "judge",
                                  cells.n_judges)
             disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims="judge")
