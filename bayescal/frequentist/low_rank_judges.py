@@ -725,6 +725,9 @@ def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
                 notes["sign"] = (f"the sign-pinning loading (judge {data.judges[pin[0]]!r}) is "
                                  f"within {abs(z):.2f} standard errors of zero: the factor's sign "
                                  "is not determined, so U and V get no intervals")
+        if "sign" in notes:
+            blocks["disagreement"] = np.full_like(blocks["disagreement"], np.nan)
+            blocks["disagreement_loading"] = np.full_like(blocks["disagreement_loading"], np.nan)
         fin = "none" if "sign" in notes else "wald"
         interval["disagreement"] = interval["disagreement_loading"] = fin
     else:
