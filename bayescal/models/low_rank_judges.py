@@ -161,12 +161,16 @@ def build(
         item_i = pm.Data("item_i", c.i, dims="cell")
         item_j = pm.Data("item_j", c.j, dims="cell")
         count = pm.Data("count", c.n, dims="cell")
-        A = pm.Normal("item_basis_free", 0.0, priors.basis_sd, shape=(N - 1, r + 1),
-                      initval=start)
+        # A ~ Normal(0, basis_sd), written as a shift of a flat coordinate so that the model's
+        # default initial point (zeros) is a full-rank A (A = 0 has no Cholesky factor) without
+        # a custom initial value, which PyMC's log-likelihood and model conversion refuse
+        A = pm.Flat("item_basis_free", shape=(N - 1, r + 1)) + start
         chol = pt.linalg.cholesky(A.T @ A)
         # (N-1)/2 log det(AᵀA): a radial term that leaves A's direction uniform and gives the
         # prior-only radial part a mode away from 0 (otherwise MAP would shrink A to 0)
-        pm.Potential("item_basis_radial", (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
+        pm.Potential("item_basis_prior",
+                     pt.sum(pm.logp(pm.Normal.dist(0.0, priors.basis_sd), A))
+                     + (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
         Q = pt.linalg.solve_triangular(chol, A.T, lower=True).T  # A L^{-T}: QᵀQ = I
         W = np.sqrt(N) * (helmert_n @ Q)
         mu = pm.Deterministic("consensus", W[:, 0], dims="item")
