@@ -283,3 +283,17 @@ def test_a_judge_the_shared_space_cannot_identify_is_named(data):
     d = Comparisons.from_frame(pd.concat([frame[cols], extra[cols]], ignore_index=True))
     with pytest.raises(IdentificationError, match="judge_x"):
         lrf.fit(d, RANK)
+
+
+def test_pymc_loglik_equals_twin_for_nopos_at_rank_2(rng):
+    """DIAL-noPos (orders pooled, no b) at r = 2: a second graph, the same kernel as the twin."""
+    truth = simulate.low_rank_judges_truth(6, 4, 2, random_seed=0)
+    d = simulate.low_rank_judges(truth, 3000, random_seed=3)
+    m = lrm.build(d, rank=2, order_effects=False)
+    assert "order_effect" not in m.named_vars
+    outs = m.replace_rvs_by_values([m.logp(vars=[m["outcome"]], sum=True), m["ability"]])
+    fn = m.compile_fn(outs, inputs=m.value_vars, on_unused_input="ignore", point_fn=False)
+    shapes = {k: np.shape(v) for k, v in m.initial_point().items()}
+    for _ in range(2):
+        logp, S = fn(**{name: rng.normal(size=shape) for name, shape in shapes.items()})
+        np.testing.assert_allclose(logp, lrf.loglik({"ability": S}, d), rtol=1e-10)
