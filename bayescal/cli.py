@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pandas is imported where used, so that `bayescal --help` an
 
 __all__ = ["main"]
 
-_MODELS = ("judge-discrimination-btl", "order-effect-btl")
+_MODELS = ("judge-discrimination-btl", "order-effect-btl", "low-rank-judges")
 
 
 # ---------------------------------------------------------------- validation before any fit
@@ -277,6 +277,9 @@ _VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "c
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    if args.model == "low-rank-judges" and args.rank is None:
+        raise _UsageError("fit low-rank-judges needs --rank r (1 <= r <= min(judges - 1, "
+                          "items - 2))", "bayescal fit")
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
@@ -289,6 +292,8 @@ def _fit(args: argparse.Namespace) -> int:
     data = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
     if args.model == "order-effect-btl":
         return _fit_order_effect(args, data)
+    if args.model == "low-rank-judges":
+        return _fit_low_rank(args, data)
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -482,6 +487,10 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--unweighted", action="store_true", help="fix every discrimination at 1")
     fit.add_argument("--fractional", action="store_true",
                      help="accept soft outcomes in [0, 1] and fractional counts (weights)")
+    fit.add_argument("--rank", type=_positive_int, default=None,
+                     help="low-rank-judges: number of disagreement factors r (required)")
+    fit.add_argument("--no-order-effects", action="store_true",
+                     help="low-rank-judges: pool the display orders, b = 0 (DIAL-noPos)")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
         fit.add_argument(f"--{flag}", default=None, help=f"column name (default {default})")
@@ -505,6 +514,44 @@ def _parser() -> argparse.ArgumentParser:
     mean.set_defaults(func=_mean)
     _calibrate_parser(sub)
     return parser
+
+
+def _fit_low_rank(args: argparse.Namespace, data) -> int:
+    """``bayescal fit low-rank-judges FILE --rank r``: DIAL's LLM-only fit (twin, MAP or NUTS)."""
+    import pandas as pd
+
+    import bayescal as bc
+    from bayescal.frequentist import low_rank_judges as twin
+
+    order_effects = not args.no_order_effects
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    if args.method == "mle":
+        result = twin.fit(data, args.rank, order_effects=order_effects,
+                          information=args.information)
+        table = result.summary(args.prob)
+        for note in result.info["notes"].values():
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        from bayescal.models import low_rank_judges as lrm
+
+        model = lrm.build(data, rank=args.rank, order_effects=order_effects)
+        result = bc.fit(model, args.method, draws=args.draws, tune=args.tune, chains=args.chains,
+                        random_seed=args.seed, nuts_sampler=args.sampler,
+                        progressbar=args.method == "nuts" and not args.no_progress)
+        if args.method == "nuts":
+            result = lrm.canonical_factors(result)
+            print(bc.diagnose(result, warn=True).to_string(), file=sys.stderr)
+        table = bc.summarize(result, args.prob)
+        if out is not None:
+            result.to_netcdf(out / "posterior.nc")
+    pd.set_option("display.width", 200)
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    if out is not None:
+        table.to_csv(out / "summary.csv")
+        print(f"wrote {out / 'summary.csv'}", file=sys.stderr)
+    return 0
 
 
 # ------------------------------------------------------------------ calibrate (seed 003)

@@ -45,8 +45,9 @@ def diagnose(
     result : xarray.DataTree
         From :func:`bayescal.fit` with ``method="nuts"``.
     var_names : iterable of str, optional
-        Variables to check (default: every posterior variable, which for bayescal models are
-        identified quantities; models with unidentified factors list only invariants here).
+        Variables to check (default: every posterior variable except those named ``*_free``,
+        which bayescal models use for unidentified coordinates such as rotation-dependent
+        factors; the rest are identified quantities).
     rhat_max : float
         Largest acceptable R-hat.
     ess_min : float, optional
@@ -70,7 +71,8 @@ def diagnose(
     n_chains, n_draws = post.sizes.get("chain", 1), post.sizes.get("draw", 1)
     if n_draws < 4 or result.attrs.get("bayescal_method") == "map":
         raise ValueError("diagnose needs NUTS draws; a MAP result has a single draw")
-    names = list(var_names) if var_names is not None else [str(v) for v in post.data_vars]
+    names = list(var_names) if var_names is not None else [
+        str(v) for v in post.data_vars if not str(v).endswith("_free")]
     post = post[names]
     threshold_ess = ess_min if ess_min is not None else ESS_PER_CHAIN * n_chains
     # arviz_stats, not the arviz metapackage: the latter also imports arviz_plots and

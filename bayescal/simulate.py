@@ -329,3 +329,130 @@ def order_effect_btl(
         [str(v) for v in truth["item"].values], [str(v) for v in truth["judge"].values],
         judge=k, item_a=ii[pair], item_b=jj[pair], outcome=y, order=a,
     )
+
+
+# ---------------------------------------------------------------------------- DIAL (seed 000)
+__all__ += ["low_rank_judges", "low_rank_judges_truth"]
+
+
+def low_rank_judges_truth(
+    n_items: int = 10,
+    n_judges: int = 4,
+    rank: int = 1,
+    *,
+    random_seed: int = 0,
+) -> xr.Dataset:
+    """Draw DIAL's synthetic truth (SPEC §1.14, config ``main10`` by default).
+
+    With seed s: μ ~ N(0, I) centred and scaled to ‖μ‖² = N; γ_k = 1 + 0.3 ξ_k rescaled to
+    Σγ = K; V Gaussian, projected off span{1, μ}, orthonormalised, × √N; U Gaussian,
+    column-centred; the first non-zero entry of each column of U, and of V, made positive.
+    With seed s + 1: b_k = β_k σ_k, β_k ~ U(0.3, 1.2), σ_k = +1 w.p. 0.8 else −1, and the last
+    judge's b_K = 0.05. S = γμᵀ + UVᵀ (Condition 3 holds exactly).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``ability`` (judge, item) = S, ``order_effect`` (judge), ``consensus`` (item),
+        ``consensus_loading`` (judge), ``disagreement`` (item, factor),
+        ``disagreement_loading`` (judge, factor); items ``item_00``…, judges ``judge_00``….
+    """
+    rng = np.random.default_rng(random_seed)
+    N, K, r = n_items, n_judges, rank
+    mu = rng.normal(size=N)
+    mu -= mu.mean()
+    mu *= np.sqrt(N) / np.linalg.norm(mu)
+    gamma = 1 + 0.3 * rng.normal(size=K)
+    gamma *= K / gamma.sum()
+    V = rng.normal(size=(N, r))
+    basis = np.linalg.qr(np.column_stack([np.ones(N), mu]))[0]
+    V -= basis @ (basis.T @ V)
+    V = np.sqrt(N) * np.linalg.qr(V)[0]
+    U = rng.normal(size=(K, r))
+    U -= U.mean(axis=0)
+    for M in (U, V):
+        for q in range(r):
+            if M[np.flatnonzero(M[:, q])[0], q] < 0:
+                M[:, q] *= -1
+    rng_b = np.random.default_rng(random_seed + 1)
+    b = rng_b.uniform(0.3, 1.2, K) * np.where(rng_b.random(K) < 0.8, 1.0, -1.0)
+    b[-1] = 0.05
+    items = [f"item_{i:02d}" for i in range(N)]
+    judges = [f"judge_{k:02d}" for k in range(K)]
+    factors = list(range(1, r + 1))
+    return xr.Dataset(
+        {
+            "ability": (("judge", "item"), np.outer(gamma, mu) + U @ V.T),
+            "order_effect": ("judge", b),
+            "consensus": ("item", mu),
+            "consensus_loading": ("judge", gamma),
+            "disagreement": (("item", "factor"), V),
+            "disagreement_loading": (("judge", "factor"), U),
+        },
+        coords={"item": items, "judge": judges, "factor": factors},
+    )
+
+
+def low_rank_judges(
+    truth: xr.Dataset,
+    n_comparisons: int,
+    *,
+    first_prob: float = 0.75,
+    overdispersion: float = 0.0,
+    both_orders: bool = False,
+    random_seed: int = 3,
+) -> Comparisons:
+    """Simulate DIAL's LLM verdicts (SPEC §1.14, step 5; model (1)).
+
+    Each verdict draws a judge k and a pair i < j uniformly; the canonical item i is displayed
+    first (a = +1) with probability ``first_prob`` (0.75 in the paper), else a = −1; and
+    Y ~ Bernoulli(σ(S_ki − S_kj + a b_k + ε_kij)), with ε_kij ~ N(0, overdispersion²) drawn once
+    per (judge, pair) and shared by both orders (the judge–pair overdispersion of Fig. 2's
+    bottom row). ``both_orders=True`` instead asks every (judge, pair) in both orders, equally
+    often (DIAL's real-data design); ``first_prob`` is then ignored.
+
+    Parameters
+    ----------
+    truth : Dataset
+        From :func:`low_rank_judges_truth` (needs ``ability`` and ``order_effect``).
+    n_comparisons : int
+        n_l, the number of verdicts.
+    random_seed : int
+        Seed of the verdicts (the paper's s + 3); ε uses ``random_seed + 100``.
+
+    Returns
+    -------
+    Comparisons
+        With ``order`` recorded on every verdict.
+    """
+    S = np.asarray(truth["ability"].values, dtype=np.float64)
+    b = np.asarray(truth["order_effect"].values, dtype=np.float64)
+    K, N = S.shape
+    if not 0 <= first_prob <= 1:
+        raise ValueError(f"first_prob must lie in [0, 1], got {first_prob}")
+    ii, jj = np.triu_indices(N, 1)
+    eps = np.random.default_rng(random_seed + 100).normal(0.0, overdispersion, (K, len(ii)))
+    rng = np.random.default_rng(random_seed)
+    if both_orders:
+        # the same number of verdicts in every (judge, pair, order) cell, up to one
+        n_cells = K * len(ii) * 2
+        count = np.full(n_cells, n_comparisons // n_cells)
+        count[rng.permutation(n_cells)[: n_comparisons % n_cells]] += 1
+        k = np.repeat(np.arange(K), len(ii) * 2)
+        pair = np.tile(np.repeat(np.arange(len(ii)), 2), K)
+        a = np.tile([1, -1], K * len(ii))
+        eta = S[k, ii[pair]] - S[k, jj[pair]] + a * b[k] + eps[k, pair]
+        wins = rng.binomial(count, 1.0 / (1.0 + np.exp(-eta))).astype(np.float64)
+        keep = count > 0
+        return Comparisons.from_codes(
+            [str(v) for v in truth["item"].values], [str(v) for v in truth["judge"].values],
+            judge=k[keep], item_a=ii[pair][keep], item_b=jj[pair][keep],
+            outcome=wins[keep] / count[keep], order=a[keep], count=count[keep])
+    k = rng.integers(0, K, n_comparisons)
+    pair = rng.integers(0, len(ii), n_comparisons)
+    a = np.where(rng.random(n_comparisons) < first_prob, 1, -1)
+    eta = S[k, ii[pair]] - S[k, jj[pair]] + a * b[k] + eps[k, pair]
+    y = (rng.random(n_comparisons) < 1.0 / (1.0 + np.exp(-eta))).astype(np.float64)
+    return Comparisons.from_codes(
+        [str(v) for v in truth["item"].values], [str(v) for v in truth["judge"].values],
+        judge=k, item_a=ii[pair], item_b=jj[pair], outcome=y, order=a)

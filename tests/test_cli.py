@@ -186,3 +186,25 @@ def test_fit_writes_the_leaderboard_and_figures(verdicts_csv, tmp_path, capsys):
     out = capsys.readouterr().out
     printed = [line.split()[0] for line in out.splitlines() if line.startswith("model_")]
     assert printed == list(board["item"])
+
+
+def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
+    from bayescal import simulate
+
+    truth = simulate.low_rank_judges_truth(6, 4, 1, random_seed=2)
+    frame = simulate.low_rank_judges(truth, 3000, random_seed=4).to_frame()
+    frame = frame.rename(columns={"item_i": "item_a", "item_j": "item_b"})
+    frame["outcome"] = frame["wins"] / frame["count"]
+    path = tmp_path / "cells.csv"
+    frame[["judge", "item_a", "item_b", "order", "count", "outcome"]].to_csv(path, index=False)
+    code = main(["fit", "low-rank-judges", str(path), "--rank", "1", "--method", "mle",
+                 "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0
+    for term in ("order_effect[judge_00]", "consensus[item_05]", "consensus_loading[judge_03]",
+                 "disagreement[item_00, 1]", "ability[judge_01, item_02]"):
+        assert term in out
+    assert (tmp_path / "out" / "summary.csv").is_file()
+    for bad in ([], ["--rank", "0"], ["--rank", "4"]):
+        assert main(["fit", "low-rank-judges", str(path), "--method", "mle", *bad]) == 2
+        assert "rank" in capsys.readouterr().err

@@ -187,3 +187,19 @@ def test_judge_discrimination_btl_quick_runs_and_passes_its_checks(tmp_path: Pat
     assert written, proc.stdout[-2000:]
     for path in tmp_path.glob("judge_discrimination_btl_*.csv"):
         assert len(pd.read_csv(path)) > 0, path.name
+
+
+def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> None:
+    """validation/low_rank_judges.py --quick --check (seed 000 §6.1): DIAL's b and S errors fall
+    like n^{-1/2} under exact specification, noPos's S error is bias-dominated, b̂'s slope on b
+    matches the logistic–normal attenuation under overdispersion, and b's 95 % intervals cover
+    within a binomial band."""
+    script = ROOT / "validation" / "low_rank_judges.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--check", "--out",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "CHECK FAILED" not in proc.stdout and "all checks passed" in proc.stdout
+    grid = pd.read_csv(tmp_path / "low_rank_judges_grid.csv")
+    assert set(grid["method"]) == {"dial", "nopos"} and (grid["failed"] == 0).all()
+    nopos = grid[grid["method"] == "nopos"]
+    assert (nopos["rmse_b"].nunique() == 1) and (nopos["slope_b"] == 0).all()

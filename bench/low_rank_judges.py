@@ -1,0 +1,150 @@
+"""Benchmark of DIAL's low-rank judge model at the paper's real-data scale.
+
+DIAL (seed 000) collects 410,000 verdicts from K = 21 LLM judges on N = 20 Chatbot Arena models,
+every pair queried in both display orders, and fits r = 1 (and r = 2). This script simulates data
+of that size with :func:`bayescal.simulate.low_rank_judges` (both orders, equal cell counts, the
+§1.14 truth generator at N = 20, K = 21) and measures, for each r:
+
+* the frequentist twin's LLM-only MLE from the aggregated cells (7,980 cells): the point fit
+  (``Estimate.info["seconds_point"]``: start, alternating scoring, L-BFGS polish) and the whole
+  ``fit`` call including Wald intervals (observed information); median of ``--repeats`` calls,
+  single-threaded BLAS;
+* NUTS (4 chains x 1000 draws after 1000 tuning, nutpie by default) on
+  :func:`bayescal.models.low_rank_judges.build`, including compilation, with the largest R-hat,
+  the smallest bulk ESS over the identified variables and the divergences.
+
+Targets (issue 8): MLE ≤ 0.25 s (the authors' implementation: 0.19 s for r = 1, 0.25 s for
+r = 2); NUTS ≤ 180 s including compilation with R-hat ≤ 1.01 on the invariants.
+
+Run::
+
+    python bench/low_rank_judges.py                 # full size, twin and NUTS, r = 1 and 2
+    python bench/low_rank_judges.py --skip-nuts     # the twin only
+    python bench/low_rank_judges.py --quick         # smoke run (small data, short chains)
+
+The load average of the machine is printed before and after each phase: on a shared machine the
+wall-clock figures scale with it, so the CPU time of this process (all threads; for nutpie the
+chains run as threads) is printed too. With PyMC's sampler (``--sampler pymc``) the chains run in
+child processes whose CPU time is not counted.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+from bayescal import simulate  # noqa: E402
+from bayescal.frequentist import low_rank_judges as twin  # noqa: E402
+
+FULL = {"n_items": 20, "n_judges": 21, "n_comparisons": 410_000, "draws": 1000, "tune": 1000,
+        "chains": 4}
+QUICK = {"n_items": 8, "n_judges": 5, "n_comparisons": 20_000, "draws": 200, "tune": 200,
+         "chains": 2}
+TARGETS = {"mle_s": 0.25, "nuts_s": 180.0, "rhat": 1.01}
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def bench_twin(data, rank: int, repeats: int) -> dict[str, float]:
+    """Median wall time of the point fit and of the whole fit over ``repeats`` calls."""
+    point, total, cpu = [], [], []
+    est = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        est = twin.fit(data, rank)
+        total.append(time.perf_counter() - t0)
+        point.append(est.info["seconds_point"])
+        cpu.append(est.info["cpu_seconds_point"])
+    assert est is not None
+    return {"point_s": statistics.median(point), "total_s": statistics.median(total),
+            "point_cpu_s": statistics.median(cpu),
+            "point_min_s": min(point), "max_abs_gradient": est.info["max_abs_gradient"],
+            "sweeps": est.info["sweeps"], "lbfgs_iterations": est.info["lbfgs_iterations"]}
+
+
+def bench_nuts(data, rank: int, size: dict, sampler: str, seed: int) -> dict[str, float]:
+    import bayescal as bc
+    from bayescal.models import low_rank_judges as lrm
+
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    model = lrm.build(data, rank=rank)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bc.DiagnosticWarning)
+        post = bc.fit(model, "nuts", draws=size["draws"], tune=size["tune"],
+                      chains=size["chains"], nuts_sampler=sampler, random_seed=seed,
+                      check=False, log_likelihood=False)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    table = bc.diagnose(post, warn=False)
+    rhat = table.xs("r_hat_max", level="check")["value"]
+    ess = table.xs("ess_bulk_min", level="check")["value"]
+    div = float(table.loc[("sampler", "divergences"), "value"]) if (
+        "sampler", "divergences") in table.index else float("nan")
+    return {"wall_s": wall, "cpu_s": cpu, "rhat_max": float(rhat.max()),
+            "rhat_worst": str(rhat.idxmax()), "ess_bulk_min": float(ess.min()),
+            "divergences": div}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--skip-nuts", action="store_true")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    size = QUICK if args.quick else FULL
+    rows = []
+    for rank in args.ranks:
+        truth = simulate.low_rank_judges_truth(size["n_items"], size["n_judges"], rank,
+                                               random_seed=args.seed)
+        data = simulate.low_rank_judges(truth, size["n_comparisons"], both_orders=True,
+                                        random_seed=args.seed + 3)
+        print(f"r = {rank}: {data}")
+        print(f"  before twin: {_load()}")
+        tw = bench_twin(data, rank, args.repeats)
+        print(f"  twin MLE: point fit {tw['point_s']:.3f} s (median of {args.repeats}; fastest "
+              f"{tw['point_min_s']:.3f} s; CPU time {tw['point_cpu_s']:.3f} s), whole fit with "
+              f"Wald intervals {tw['total_s']:.3f} s; "
+              f"{tw['sweeps']} alternating sweeps, {tw['lbfgs_iterations']} L-BFGS iterations, "
+              f"max |gradient| {tw['max_abs_gradient']:.2g}")
+        print(f"  after twin: {_load()}")
+        row = {"rank": rank, **{f"twin_{k}": v for k, v in tw.items()}}
+        if not args.skip_nuts:
+            nu = bench_nuts(data, rank, size, args.sampler, args.seed)
+            print(f"  NUTS ({args.sampler}, {size['chains']} x {size['draws']} after "
+                  f"{size['tune']} tuning, incl. compilation): {nu['wall_s']:.1f} s wall, "
+                  f"{nu['cpu_s']:.1f} s CPU (all threads); max R-hat "
+                  f"{nu['rhat_max']:.4f} ({nu['rhat_worst']}), min bulk ESS "
+                  f"{nu['ess_bulk_min']:.0f}, divergences {nu['divergences']:.0f}")
+            print(f"  after NUTS: {_load()}")
+            row.update({f"nuts_{k}": v for k, v in nu.items()})
+        rows.append(row)
+    print("\nTargets (issue 8):")
+    for row in rows:
+        r = row["rank"]
+        ok = row["twin_point_s"] <= TARGETS["mle_s"]
+        print(f"  r = {r}: MLE point fit {row['twin_point_s']:.3f} s ≤ {TARGETS['mle_s']} s: "
+              f"{'met' if ok else 'MISSED'} (CPU time {row['twin_point_cpu_s']:.3f} s); with "
+              f"intervals {row['twin_total_s']:.3f} s")
+        if "nuts_wall_s" in row:
+            ok_t = row["nuts_wall_s"] <= TARGETS["nuts_s"]
+            ok_r = row["nuts_rhat_max"] <= TARGETS["rhat"]
+            print(f"  r = {r}: NUTS {row['nuts_wall_s']:.1f} s ≤ {TARGETS['nuts_s']:.0f} s: "
+                  f"{'met' if ok_t else 'MISSED'}; R-hat {row['nuts_rhat_max']:.4f} ≤ "
+                  f"{TARGETS['rhat']}: {'met' if ok_r else 'MISSED'}")
+    print(f"({_load()}; {os.cpu_count()} CPUs; figures scale with the load on a shared machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
