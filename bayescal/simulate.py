@@ -254,30 +254,11 @@ def order_effect_truth(
     Returns
     -------
     xarray.Dataset
-        ``ability`` (judge, item; each row sums to zero) and ``order_effect`` (judge).
+        ``ability`` (judge, item; each row sums to zero) and ``order_effect`` (judge): the
+        model-(1) part of :func:`low_rank_judges_truth`.
     """
-    if not 1 <= rank <= min(n_judges - 1, n_items - 2):
-        raise ValueError(f"rank must satisfy 1 <= rank <= min(K-1, N-2), got {rank}")
-    rng = np.random.default_rng(random_seed)
-    mu = rng.normal(size=n_items)
-    mu -= mu.mean()
-    mu *= np.sqrt(n_items) / np.linalg.norm(mu)
-    gamma = 1 + 0.3 * rng.normal(size=n_judges)
-    gamma *= n_judges / gamma.sum()
-    v = rng.normal(size=(n_items, rank))
-    span = np.linalg.qr(np.column_stack([np.ones(n_items), mu]))[0]
-    v = np.linalg.qr(v - span @ (span.T @ v))[0] * np.sqrt(n_items)
-    u = rng.normal(size=(n_judges, rank))
-    u -= u.mean(axis=0)
-    s = np.outer(gamma, mu) + u @ v.T
-    b = rng.uniform(0.3, 1.2, n_judges) * np.where(rng.random(n_judges) < 0.8, 1.0, -1.0)
-    b[-1] = 0.05
-    return xr.Dataset(
-        {"ability": (("judge", "item"), s - s.mean(axis=1, keepdims=True)),
-         "order_effect": ("judge", b)},
-        coords={"judge": [f"judge_{k:02d}" for k in range(n_judges)],
-                "item": [f"model_{i:02d}" for i in range(n_items)]},
-    )
+    truth = low_rank_judges_truth(n_items, n_judges, rank, random_seed=random_seed or 0)
+    return truth[["ability", "order_effect"]]
 
 
 def order_effect_btl(

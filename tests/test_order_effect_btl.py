@@ -385,14 +385,17 @@ def test_few_clusters_warn_and_too_few_refuse(data):
 
 @pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
 def test_cluster_sandwich_widens_under_pair_overdispersion():
-    """With judge-pair noise ε_kij ~ N(0, 1) (DIAL §6.1 row 2; ~670 verdicts share each
+    """With judge-pair noise ε_kij ~ N(0, 1) (DIAL §6.1 row 2; ~360 verdicts share each
     ε) the clustered SE of b is well above the model-based one; the independent-verdict
     sandwich is not (it cannot see the shared ε). Catches a cluster option that falls back to
     per-verdict scores; the cluster key itself is pinned by the statsmodels test."""
-    truth = simulate.order_effect_truth(6, 2, random_seed=9)
-    noisy = simulate.order_effect_btl(truth, 20_000, pair_sd=1.0, random_seed=10)
+    # 28 pair clusters per judge: a clustered SE is itself noisy (about ±20 %), so the claim is
+    # checked on the geometric mean over three judges (all six seeds 1-5, 9 give 1.5-2.2)
+    truth = simulate.order_effect_truth(8, 3, random_seed=9)
+    noisy = simulate.order_effect_btl(truth, 30_000, pair_sd=1.0, random_seed=10)
     base = oef.fit(noisy).se.filter(like="order_")
-    assert (oef.fit(noisy, information="cluster").se.filter(like="order_") / base > 1.4).all()
+    ratio = oef.fit(noisy, information="cluster").se.filter(like="order_") / base
+    assert np.exp(np.log(ratio).mean()) > 1.4 and (ratio > 1).all(), ratio
     hc0 = oef.fit(noisy, information="sandwich").se.filter(like="order_") / base
     assert hc0.between(0.8, 1.25).all(), hc0
 
@@ -480,10 +483,10 @@ def test_pooled_baseline_is_the_unweighted_btl_and_is_biased_by_display_order():
     ref = jdf.fit(data, discrimination=False)
     assert pool.method == "pooled-mle"
     np.testing.assert_allclose(pool.params["ability"], ref.params["ability"])
-    # canonical order: model_00 is item i in all its pairs, shown first 90% of the time
+    # canonical order: item_00 is item i in all its pairs, shown first 90% of the time
     assert float(pool.params["ability"][0]) / pool.se.iloc[0] > 10
     est = oef.fit(data)
-    z = est.params["ability"].sel(item="model_00") / est.se.filter(like="model_00").values
+    z = est.params["ability"].sel(item="item_00") / est.se.filter(like="item_00").values
     assert np.all(np.abs(z) < 4)
 
 
