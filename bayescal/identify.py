@@ -614,10 +614,10 @@ def calibration(
     tol = 1e-8 * max(np.abs(M).max(), 1e-300) * max(X.shape[0], 1)
     rank = int(np.sum(sv > tol))
     if rank < d:
-        pairs = sorted({(items[a], items[b]) for a, b in zip(item_i, item_j)})[:5]
+        seen = sorted({(items[a], items[b]) for a, b in zip(item_i, item_j, strict=True)})
         raise IdentificationError(
-            f"Condition 4 fails: the human comparisons (pairs {pairs}"
-            f"{' ...' if len(set(zip(item_i, item_j))) > 5 else ''}) span rank {rank} of the "
+            f"Condition 4 fails: the human comparisons (pairs {seen[:5]}"
+            f"{' ...' if len(seen) > 5 else ''}) span rank {rank} of the "
             f"d = {d}-dimensional calibration space (space={space!r}); rank(D_h M) = d is needed "
             "for s_h = M c to be identified. Add human comparisons of pairs the LLM scores "
             "separate" + (", or use space='consensus'" if d > 1 else "") + "."

@@ -1,7 +1,8 @@
-r"""Exact leave-one-human-comparison-out refits: the cross-check of DIAL's GACV (SPEC §1.9).
+r"""Exact leave-one-human-comparison-out refits, cross-checking DIAL's GACV (SPEC §1.9).
 
 :math:`\mathrm{CV}_{LOO}(\lambda) = n_h^{-1}\sum_t h_t(\hat\zeta_\lambda^{[-t]})`, where
-:math:`\hat\zeta^{[-t]}_\lambda` minimises :math:`(n_h-1)^{-1}\sum_{s\ne t} h_s + \lambda\ell_l` (all
+:math:`\hat\zeta^{[-t]}_\lambda` minimises
+:math:`(n_h-1)^{-1}\sum_{s\ne t} h_s + \lambda\ell_l` (all
 LLM verdicts kept). Comparisons with the same pair and outcome give the same refit, so one refit
 per (human cell, outcome) is enough, weighted by its multiplicity. Theorem 5:
 :math:`|\mathrm{GACV} - \mathrm{CV}_{LOO}| = O_p(n_h^{-2})`.
@@ -44,7 +45,7 @@ def exact_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: str
     path = hc._path(p, lams)
     T = path["chart"]
     rows = []
-    for lam, cand in zip(lams, path["candidates"]):
+    for lam, cand in zip(lams, path["candidates"], strict=True):
         t0 = time.perf_counter()
         if not cand["admissible"]:
             rows.append({"llm_weight": lam, "gacv": cand["gacv"], "loo": np.nan, "gap": np.nan,

@@ -5,7 +5,8 @@ The human scores are restricted to the LLM judges' calibration space,
 (full space, d = r + 1), and fitted jointly with the low-rank judge model (1) by the weighted
 estimator (11)
 
-.. math:: (\hat c_\lambda, \hat\theta_\lambda) = \arg\min\ \ell_h(M_\theta c) + \lambda\,\ell_l(\theta),
+.. math:: (\hat c_\lambda, \hat\theta_\lambda) =
+          \arg\min\ \ell_h(M_\theta c) + \lambda\,\ell_l(\theta),
 
 where :math:`\ell_h` and :math:`\ell_l` are *average* negative log-likelihoods (per human, per LLM
 verdict), so :math:`\lambda = n_l/n_h` is the joint MLE. The endpoints are defined as their
@@ -43,7 +44,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from numpy.typing import NDArray
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from bayescal import identify
 from bayescal.data import Comparisons, DataError
@@ -94,11 +95,11 @@ class Problem:
         object.__setattr__(self, "n_h", float(self.hn.sum()))
 
     @property
-    def K(self) -> int:  # noqa: N802
+    def K(self) -> int:
         return len(self.judges)
 
     @property
-    def N(self) -> int:  # noqa: N802
+    def N(self) -> int:
         return len(self.items)
 
     @property
@@ -229,7 +230,7 @@ def _gauge(raw: NDArray[np.float64], p: Problem, T: NDArray[np.float64]):
     G, F, _, u = _split(raw, p)
     r1 = p.r1
     B = zero_sum_basis(p.N)
-    nG, _, nb, nu = p.sizes
+    nG, _, nb, _ = p.sizes
     nFt = (p.N - 1) * r1
     dirs = []
     for e in np.eye(r1 * r1):
@@ -354,7 +355,7 @@ def _human_derivatives(raw, p: Problem, hessian: bool = True):
     """Σ-scale human NLL, raw gradient, raw Hessian, p_t per cell, ∂s/∂raw."""
     G, F, _, u = _split(raw, p)
     K, N, r1 = p.K, p.N, p.r1
-    nG, nF, nb, nu = p.sizes
+    nG, nF, _, nu = p.sizes
     s = _human_scores(G, F, u, p)
     d = s[p.hi] - s[p.hj]
     pr = expit(d)
@@ -453,7 +454,7 @@ def _newton(zeta, p: Problem, lam: float, T, *, llm_only: bool = False, fixed_th
         return v
 
     gmax, it = np.inf, 0
-    for it in range(1, max_iter + 1):  # noqa: B007
+    for it in range(1, max_iter + 1):
         val, g, H = parts(zeta)
         if fixed_theta:
             free = np.zeros((zeta.size, nu))
@@ -803,7 +804,8 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
          order_effects: bool = True) -> tuple[pd.DataFrame, Estimate]:
     r"""Choose λ by GACV (SPEC §1.9) and return the candidate table and the selected fit.
 
-    :math:`\mathrm{GACV}(\lambda) = \ell_h(\hat s_\lambda) + \mathrm{tr}(\hat H_\lambda^-\hat J_\lambda)/(n_h-1)`,
+    :math:`\mathrm{GACV}(\lambda) = \ell_h(\hat s_\lambda)
+    + \mathrm{tr}(\hat H_\lambda^-\hat J_\lambda)/(n_h-1)`,
     Ĥ the Hessian of the whole weighted objective in all free coordinates, Ĵ the centred
     covariance of the per-human-comparison scores. Endpoints by the fixed-design formula
     (§1.9.2). Grid {∞, λ₀·geomspace(10, 0.1, 7), 0} unless ``grid_values``; the minimiser over
@@ -914,8 +916,7 @@ def _estimate(p: Problem, cand: dict, path: dict, information: str) -> Estimate:
         info["intervals"] = "human Fisher (λ = 0)"
         ds = xr.Dataset(params)
     else:
-        fz = f.zeta if lam < np.inf else f.zeta
-        raw = T @ fz
+        raw = T @ f.zeta
         G, F, b, u = _split(raw, p)
         S = G @ F.T
         params["ability"] = xr.DataArray(S, dims=("judge", "item"),
