@@ -35,6 +35,7 @@ fixed-M Fisher intervals of the calibration (they ignore the LLM estimation erro
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -466,10 +467,15 @@ def _newton(zeta, p: Problem, lam: float, T, *, llm_only: bool = False, fixed_th
         if gmax < _GRAD_TOL:
             return zeta, True, gmax, it
         Hf = free.T @ H @ free
-        ev, vec = np.linalg.eigh((Hf + Hf.T) / 2)
-        floor = max(ev.max(), 1e-12) * 1e-10
-        ev = np.where(ev > floor, ev, np.maximum(np.abs(ev), floor))
-        step = -free @ (vec @ ((vec.T @ gf) / ev))
+        Hf = (Hf + Hf.T) / 2
+        try:
+            chol = np.linalg.cholesky(Hf)
+            step = -free @ np.linalg.solve(chol.T, np.linalg.solve(chol, gf))
+        except np.linalg.LinAlgError:  # not convex here: floor the eigenvalues (descent)
+            ev, vec = np.linalg.eigh(Hf)
+            floor = max(ev.max(), 1e-12) * 1e-10
+            ev = np.where(ev > floor, ev, np.maximum(np.abs(ev), floor))
+            step = -free @ (vec @ ((vec.T @ gf) / ev))
         t = 1.0
         for _ in range(40):
             new = zeta + t * step
@@ -502,25 +508,28 @@ def _llm_start(p: Problem) -> NDArray[np.float64]:
     ridge = 1e-3
     s = np.zeros((K, N))
     b = np.zeros(K)
-    nc = p.n.size
-    X = np.zeros((nc, N + 1))
-    X[np.arange(nc), p.i] = 1
-    X[np.arange(nc), p.j] = -1
-    X[:, N] = p.a if p.order else 0.0
+    ki, kj = p.k * N + p.i, p.k * N + p.j
+    base = p.k * N * N
+    flat = np.concatenate([base + p.i * N + p.i, base + p.j * N + p.j,
+                           base + p.i * N + p.j, base + p.j * N + p.i])
+    a = p.a if p.order else np.zeros_like(p.a)
     for _ in range(25):
-        eta = s[p.k, p.i] - s[p.k, p.j] + p.a * b[p.k]
+        eta = s[p.k, p.i] - s[p.k, p.j] + a * b[p.k]
         pr = expit(eta)
         rho = p.n * pr - p.y
         w = p.n * pr * (1 - pr)
-        theta = np.column_stack([s, b])
         g = np.zeros((K, N + 1))
-        np.add.at(g, p.k, rho[:, None] * X)
-        g += ridge * theta
+        g[:, :N] = (np.bincount(ki, rho, K * N) - np.bincount(kj, rho, K * N)).reshape(K, N)
+        g[:, N] = np.bincount(p.k, rho * a, K)
+        g += ridge * np.column_stack([s, b])
         Hk = np.zeros((K, N + 1, N + 1))
-        np.add.at(Hk, p.k, w[:, None, None] * X[:, :, None] * X[:, None, :])
+        Hk[:, :N, :N] = np.bincount(flat, np.concatenate([w, w, -w, -w]),
+                                    K * N * N).reshape(K, N, N)
+        wa = w * a
+        cross = (np.bincount(ki, wa, K * N) - np.bincount(kj, wa, K * N)).reshape(K, N)
+        Hk[:, :N, N] = Hk[:, N, :N] = cross
+        Hk[:, N, N] = np.bincount(p.k, w * a**2, K) + (0.0 if p.order else 1.0)
         Hk += ridge * np.eye(N + 1)
-        if not p.order:
-            Hk[:, N, N] += 1.0
         step = np.linalg.solve(Hk, g[..., None])[..., 0]
         s, b = s - step[:, :N], b - step[:, N]
         if np.abs(step).max() < 1e-8:
@@ -742,11 +751,27 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
         raise MLEBoundaryError(
             f"no interior estimate at λ = {lam:g}: {cand['reason']}; the human comparisons are "
             "(nearly) separated in the calibration space. Use a larger λ or more human data.")
-    return _estimate(p, cand, path, information)
+    with _one_blas_thread():
+        return _estimate(p, cand, path, information)
+
+
+def _one_blas_thread():
+    """Limit BLAS to one thread: the matrices here are ~(K + N)(r + 1) square, where threads
+    only add contention (measured 10x slower with 2 threads on a loaded 2-core machine)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
 
 
 def _path(p: Problem, lams: list[float]) -> dict:
     """Fit every λ in ``lams`` (scan order: ∞, finite descending, 0) with warm starts."""
+    with _one_blas_thread():
+        return _path_unlimited(p, lams)
+
+
+def _path_unlimited(p: Problem, lams: list[float]) -> dict:
     T = _chart(p)
     out = []
     llm_fit, anchored = _fit_infinity(p, T)
@@ -846,7 +871,8 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
         "selected": [i == best for i in range(len(cands))],
         "seconds": [c["seconds"] for c in cands],
     })
-    est = _estimate(p, cands[best], path, information)
+    with _one_blas_thread():
+        est = _estimate(p, cands[best], path, information)
     est.info["gacv_table"] = table
     return table, est
 
