@@ -285,3 +285,33 @@ def test_zero_sum(small):
     N = llm.n_items
     assert np.abs(est.cov[:N, :N] @ np.ones(N)).max() < 1e-8
     assert zero_sum_basis(N).shape == (N, N - 1)
+
+
+def test_baselines(small):
+    """SPEC §1.12: Pooled is α̂ × (pooled BTL from statsmodels-free Newton, checked by its score
+    equation); AtC is monotone in the human order and centred; DIAL-Anc equals λ = ∞. Catches an
+    AtC fitted in the wrong order or a Pooled scale that ignores the human data."""
+    from bayescal.frequentist import dial_baselines as db
+
+    _, llm, hum = small
+    scores, info = db.baselines(llm, hum)
+    assert list(scores.columns) == list(db.METHODS)
+    assert scores.notna().all().all()
+    # pooled BTL: score equations Σ (n σ − y)(e_i − e_j) = 0 on the pooled cells
+    c = llm.collapse(order=True, judges=True)
+    pool = db.pooled_btl(llm)
+    r = c.count * (1 / (1 + np.exp(-(pool[c.item_i] - pool[c.item_j])))) - c.wins
+    g = np.bincount(c.item_i, r, llm.n_items) - np.bincount(c.item_j, r, llm.n_items)
+    assert np.abs(g).max() < 1e-6 * c.count.sum()
+    alpha = scores["Pooled"].to_numpy() / pool
+    assert np.allclose(alpha, alpha[0])
+    # α̂ solves the 1-D human score equation
+    i, j, y = _human_rows(hum)
+    x = pool[i] - pool[j]
+    assert abs(np.sum(x * (1 / (1 + np.exp(-alpha[0] * x)) - y))) < 1e-6 * len(y)
+    order = np.argsort(scores["Human"].to_numpy(), kind="stable")
+    atc = scores["AtC"].to_numpy()
+    assert np.all(np.diff(atc[order]) >= -1e-12) and abs(atc.sum()) < 1e-10
+    anc = hc.fit(llm, hum, llm_weight=np.inf).params["human_ability"].values
+    assert np.allclose(scores["DIAL-Anc"], anc)
+    assert info.loc["DIAL-Anc", "llm_weight"] == np.inf
