@@ -265,6 +265,8 @@ _VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "c
 
 
 def _fit(args: argparse.Namespace) -> int:
+    if args.model == "human-calibration":
+        return _fit_human_calibration(args)
     import bayescal as bc
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
@@ -413,6 +415,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="column of a cluster key (battle or question id) for "
                      "--information cluster")
     sampling(fit, 1000)
+    _human_calibration_options(fit)
     fit.set_defaults(func=_fit)
 
     mean = sub.add_parser("mean", help="estimate a mean under a noisy judge (seed 001)")
@@ -428,6 +431,100 @@ def _parser() -> argparse.ArgumentParser:
                       "are mapped too")
     mean.set_defaults(func=_mean)
     return parser
+
+
+# ---------------------------------------------------------------- DIAL human calibration (issue 9)
+_MODELS += ("human-calibration",)
+
+
+def _llm_weight(text: str) -> float | str:
+    if text.strip().lower() == "gacv":
+        return "gacv"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(
+            f"a weight λ ≥ 0 (0 = human only, inf = anchored) or 'gacv' is needed, got {text!r}")
+    return value
+
+
+def _human_calibration_options(fit: argparse.ArgumentParser) -> None:
+    """Options of ``fit human-calibration`` (added only where another model has not)."""
+    have = fit._option_string_actions
+    if "--rank" not in have:
+        fit.add_argument("--rank", type=_positive_int, default=None,
+                         help="number of disagreement factors r (human-calibration: default 1)")
+    fit.add_argument("--human", type=_existing_file, default=None,
+                     help="human-calibration: CSV of human comparisons (same column options; "
+                     "order and judge ignored)")
+    fit.add_argument("--space", default="consensus", choices=["consensus", "full"],
+                     help="human-calibration: calibration basis M = μ (consensus) or W = [μ, V]")
+    fit.add_argument("--llm-weight", type=_llm_weight, default="gacv",
+                     help="human-calibration: λ (a number ≥ 0, inf) or 'gacv' (default)")
+
+
+def _fit_human_calibration(args: argparse.Namespace) -> int:
+    """``bayescal fit human-calibration LLM.csv --human HUMAN.csv``: DIAL (11)/(12) with GACV."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    prog = "bayescal fit"
+    if args.human is None:
+        raise _UsageError("human-calibration needs --human HUMAN.csv (the human comparisons)",
+                          prog)
+    if args.method != "mle":
+        print("note: human-calibration runs the frequentist twin (GACV and the joint sandwich); "
+              f"--method {args.method} is not offered for it", file=sys.stderr)
+    information = "cluster" if args.information in ("expected", "cluster") else "sandwich"
+    if args.information not in ("expected", "cluster", "sandwich"):
+        raise _UsageError("human-calibration: --information must be cluster (default) or "
+                          "sandwich", prog)
+    frame = _read_table(args.file)
+    human_frame = _read_table(args.human)
+    columns = _given(args, ("item_a", "item_b", "outcome", "judge", "order", "count"))
+    _check_columns(frame, args.file, Comparisons.from_frame, columns,
+                   ("item_a", "item_b", "outcome", "judge", "order", "count"))
+    human_cols = {k: v for k, v in columns.items() if k in ("item_a", "item_b", "outcome",
+                                                             "count")}
+    _check_columns(human_frame, args.human, Comparisons.from_frame, human_cols,
+                   ("item_a", "item_b", "outcome", "count"))
+    llm = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
+    hjudge = columns.get("judge", "judge")
+    human = Comparisons.from_frame(human_frame, **human_cols, order=None,
+                                   judge=hjudge if hjudge in human_frame else None,
+                                   fractional=args.fractional)
+    rank = 1 if args.rank is None else args.rank
+    if args.llm_weight == "gacv":
+        table, est = hc.gacv(llm, human, rank=rank, space=args.space, information=information)
+    else:
+        table, est = None, hc.fit(llm, human, rank=rank, space=args.space,
+                                  llm_weight=args.llm_weight, information=information)
+    pd.set_option("display.width", 200)
+    if table is not None:
+        print(f"GACV over λ (n_l = {llm.n_rows:g}, n_h = {human.n_rows:g}; λ = n_l/n_h is the "
+              "joint MLE):")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    summary = est.summary(args.prob)
+    board = summary[summary["parameter"] == "human_ability"].sort_values("estimate",
+                                                                        ascending=False)
+    print(f"\nCalibrated human scores at λ = {est.info['llm_weight']:g} ({args.space} space, "
+          f"r = {rank}; intervals: {est.info['intervals']}):")
+    print(board.to_string(float_format=lambda v: f"{v:.4f}"))
+    if "order_effect" in est.params:
+        print("\nOrder effects b_k:")
+        print(summary[summary["parameter"] == "order_effect"].to_string(
+            float_format=lambda v: f"{v:.4f}"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(out / "summary.csv")
+        if table is not None:
+            table.to_csv(out / "gacv.csv", index=False)
+        print(f"wrote {out / 'summary.csv'}" + (f" and {out / 'gacv.csv'}" if table is not None
+                                                 else ""), file=sys.stderr)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

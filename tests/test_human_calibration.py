@@ -315,3 +315,43 @@ def test_baselines(small):
     anc = hc.fit(llm, hum, llm_weight=np.inf).params["human_ability"].values
     assert np.allclose(scores["DIAL-Anc"], anc)
     assert info.loc["DIAL-Anc", "llm_weight"] == np.inf
+
+
+def _csvs(tmp_path, llm, hum):
+    lf = llm.to_frame()
+    rows = lf.loc[lf.index.repeat(lf["count"].astype(int))].reset_index(drop=True)
+    out = np.concatenate([np.r_[np.ones(int(w)), np.zeros(int(n - w))]
+                          for n, w in zip(lf["count"], lf["wins"], strict=True)])
+    pd.DataFrame({"judge": rows["judge"], "item_a": rows["item_i"], "item_b": rows["item_j"],
+                  "order": rows["order"], "outcome": out}).to_csv(tmp_path / "llm.csv",
+                                                                  index=False)
+    i, j, y = _human_rows(hum)
+    items = np.asarray(hum.items)
+    pd.DataFrame({"item_a": items[i], "item_b": items[j], "outcome": y}).to_csv(
+        tmp_path / "human.csv", index=False)
+    return tmp_path / "llm.csv", tmp_path / "human.csv"
+
+
+def test_cli_human_calibration(small, tmp_path, capsys):
+    """``bayescal fit human-calibration`` prints the GACV table and the calibrated scores equal to
+    the library's; a fixed λ and bad input (no --human, negative λ) are handled."""
+    from bayescal.cli import main
+
+    _, llm, hum = small
+    lpath, hpath = _csvs(tmp_path, llm, hum)
+    assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath), "--method",
+                 "mle", "--out", str(tmp_path / "out")]) == 0
+    text = capsys.readouterr().out
+    assert "GACV over λ" in text and "human_ability[item_00]" in text
+    saved = pd.read_csv(tmp_path / "out" / "summary.csv", index_col=0)
+    _, est = hc.gacv(llm, hum)
+    assert np.allclose(saved.loc[[f"human_ability[{x}]" for x in llm.items], "estimate"],
+                       est.params["human_ability"].values, atol=1e-8)
+    assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath), "--method",
+                 "mle", "--llm-weight", "inf", "--space", "full"]) == 0
+    assert "λ = inf" in capsys.readouterr().out
+    assert main(["fit", "human-calibration", str(lpath), "--method", "mle"]) == 2
+    assert "--human" in capsys.readouterr().err
+    assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath),
+                 "--llm-weight", "-1"]) == 2
+    assert "λ ≥ 0" in capsys.readouterr().err
