@@ -91,7 +91,7 @@ def test_lambda_infinity_is_the_staged_fit(small, space):
     human outcomes on M_i − M_j (statsmodels). Catches an anchored endpoint that lets the human
     data move θ, or the wrong basis (μ vs W)."""
     _, llm, hum = small
-    est = hc.fit(llm, hum, llm_weight=np.inf, space=space)
+    est = hc.fit(llm, hum, llm_weight=np.inf, space=space, anchored="fixed")
     lo = lr.fit(llm, 1)
     S = lo.params["ability"].values
     assert np.allclose(est.params["ability"].values, S, atol=1e-5)
@@ -166,7 +166,8 @@ def test_gacv_gap_to_exact_loo_shrinks_like_nh_squared():
 
 def test_sandwich_matches_monte_carlo_spread():
     """Sandwich SEs of pairwise contrasts at fixed λ = n_l/n_h (both samples random, n_l/n_h = 2
-    so the λ²τ V_l term matters) against the spread of R = 200 refits. With R = 200 the
+    so the λ²τ V_l term matters), and the λ = ∞ delta-method SEs, against the spread of R = 200
+    refits. With R = 200 the
     relative error of an SD is ≈ 1/√(2R) = 5 %; we require mean SE / MC SD within [0.85, 1.15]
     for each of three contrasts. Catches a dropped LLM meat (SE ≈ 25 % too small here) or a
     missing 1/n_h."""
@@ -174,14 +175,21 @@ def test_sandwich_matches_monte_carlo_spread():
     par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]
     pairs = [(0, 1), (2, 3), (1, 4)]
     est_list, se_list, se_no_llm = [], [], []
+    anc_est, anc_joint, anc_fixed = [], [], []
     for rep in range(200):
         llm = sd.llm(par, 1000, random_seed=1000 + 7 * rep)
         hum = sd.human(par, 500, random_seed=5000 + 7 * rep)
         p = hc.problem(llm, hum, rank=1)
         lam = p.n_l / p.n_h
-        path = hc._path(p, [lam])
-        f = path["candidates"][0]["fit"]
+        path = hc._path(p, [np.inf, lam])
+        f = path["candidates"][1]["fit"]
         assert f.converged
+        anc = path["candidates"][0]
+        cj = hc._estimate(p, anc, path, "sandwich", "joint").cov
+        cf = hc._estimate(p, anc, path, "sandwich", "fixed").cov
+        anc_est.append([anc["fit"].s[a] - anc["fit"].s[b] for a, b in pairs])
+        anc_joint.append([np.sqrt(cj[a, a] + cj[b, b] - 2 * cj[a, b]) for a, b in pairs])
+        anc_fixed.append([np.sqrt(cf[a, a] + cf[b, b] - 2 * cf[a, b]) for a, b in pairs])
         T = path["chart"]
         Js = hc._human_jacobian(T @ f.zeta, p) @ T
         cov = Js @ hc._joint_covariance(f, p, T, "sandwich") @ Js.T
@@ -200,6 +208,11 @@ def test_sandwich_matches_monte_carlo_spread():
     # the LLM part is material here (measured 0.73 for the first contrast without it): the
     # band above would catch a sandwich that drops it
     assert np.min(np.mean(se_no_llm, axis=0) / sd_mc) < 0.85
+    # λ = ∞: the delta-method ("joint") interval matches the spread; the fixed-M one is narrow
+    sd_anc = np.std(anc_est, axis=0, ddof=1)
+    ratio_anc = np.mean(anc_joint, axis=0) / sd_anc
+    assert np.all((ratio_anc > 0.85) & (ratio_anc < 1.15)), ratio_anc
+    assert np.min(np.mean(anc_fixed, axis=0) / sd_anc) < 0.85
 
 
 def test_lr_test_matches_statsmodels(small):
@@ -294,7 +307,8 @@ def test_baselines(small):
     from bayescal.frequentist import dial_baselines as db
 
     _, llm, hum = small
-    scores, info = db.baselines(llm, hum)
+    scores, info, ests = db.baselines(llm, hum)
+    assert ests["DIAL-Ada"].info["llm_weight"] == info.loc["DIAL-Ada", "llm_weight"]
     assert list(scores.columns) == list(db.METHODS)
     assert scores.notna().all().all()
     # pooled BTL: score equations Σ (n σ − y)(e_i − e_j) = 0 on the pooled cells

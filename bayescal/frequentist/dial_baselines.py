@@ -69,8 +69,8 @@ def _scale(s: np.ndarray, p: hc.Problem) -> float:
     return a
 
 
-def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1) -> tuple[pd.DataFrame,
-                                                                                 pd.DataFrame]:
+def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
+              ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Every method of SPEC §1.12 on one data set.
 
     Returns
@@ -80,14 +80,19 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1) -> tuple[p
         defined, e.g. Human and AtC when the human MLE does not exist).
     methods : DataFrame
         Index ``method``: ``llm_weight`` (λ used; NaN where none) and ``note``.
+    estimates : dict
+        Method → :class:`~bayescal.frequentist.Estimate` with intervals (Human, DIAL-Anc,
+        DIAL-Ada, DIAL-Ada(W), DIAL-noPos; None where not defined).
     """
     p = hc.problem(llm, human, rank=rank)
     N = p.N
-    scores, rows = {}, {}
+    scores, rows, ests = {}, {}, {}
     try:
-        s0 = hc.fit(llm, human, rank=rank, llm_weight=0).params["human_ability"].values
+        ests["Human"] = hc.fit(llm, human, rank=rank, llm_weight=0)
+        s0 = ests["Human"].params["human_ability"].values
         rows["Human"] = (0.0, "")
     except MLEBoundaryError as err:
+        ests["Human"] = None
         s0 = np.full(N, np.nan)
         rows["Human"] = (0.0, str(err))
     scores["Human"] = s0
@@ -95,12 +100,13 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1) -> tuple[p
     alpha = _scale(pool, p)
     scores["Pooled"] = alpha * pool
     rows["Pooled"] = (np.nan, f"α̂ = {alpha:.4g}")
-    anc = hc.fit(llm, human, rank=rank, llm_weight=np.inf)
+    anc = ests["DIAL-Anc"] = hc.fit(llm, human, rank=rank, llm_weight=np.inf)
     scores["DIAL-Anc"] = anc.params["human_ability"].values
     rows["DIAL-Anc"] = (np.inf, "")
     for name, kw in (("DIAL-Ada", {}), ("DIAL-Ada(W)", {"space": "full"}),
                      ("DIAL-noPos", {"order_effects": False})):
         _, est = hc.gacv(llm, human, rank=rank, **kw)
+        ests[name] = est
         scores[name] = est.params["human_ability"].values
         rows[name] = (est.info["llm_weight"], "GACV")
     if np.isfinite(s0).all():
@@ -116,4 +122,4 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1) -> tuple[p
     table = pd.DataFrame(scores, index=pd.Index(list(p.items), name="item"))[list(METHODS)]
     info = pd.DataFrame.from_dict(rows, orient="index", columns=["llm_weight", "note"])
     info.index.name = "method"
-    return table, info.loc[list(METHODS)]
+    return table, info.loc[list(METHODS)], ests

@@ -57,6 +57,7 @@ __all__ = ["Problem", "calibration_lr_test", "fit", "gacv", "grid", "problem"]
 
 Space = Literal["consensus", "full"]
 Information = Literal["cluster", "sandwich"]
+Anchored = Literal["joint", "fixed"]
 
 _GRAD_TOL = 1e-9  # max |projected gradient| of q_λ (averaged scale) accepted as converged
 _ADMISSIBLE_GRAD = 1e-5  # SPEC §1.17.5
@@ -704,7 +705,7 @@ def _check_weight(llm_weight) -> float:
 
 def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "consensus",
         llm_weight: float = np.inf, information: Information = "cluster",
-        order_effects: bool = True) -> Estimate:
+        order_effects: bool = True, anchored: Anchored = "joint") -> Estimate:
     r"""DIAL's calibrated human scores at a fixed LLM weight λ ((11); endpoints (12) and λ = 0).
 
     Parameters
@@ -724,6 +725,10 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
         independent-verdict V̂_l (SPEC §1.8).
     order_effects : bool
         False sets b ≡ 0 (orders pooled): the DIAL-noPos ablation.
+    anchored : {"joint", "fixed"}
+        Intervals of ŝ_h at λ = ∞: ``joint`` adds the LLM estimation error of M (delta method
+        through ĉ(θ)); ``fixed`` treats M as known — the authors' convention (SPEC §1.17.7),
+        which under-covers where n_l is not large against n_h.
 
     Returns
     -------
@@ -742,6 +747,8 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
     lam = _check_weight(llm_weight)
     if information not in ("cluster", "sandwich"):
         raise ValueError(f"information must be 'cluster' or 'sandwich', got {information!r}")
+    if anchored not in ("joint", "fixed"):
+        raise ValueError(f"anchored must be 'joint' or 'fixed', got {anchored!r}")
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
     path = _path(p, [lam])
     cand = path["candidates"][0]
@@ -752,7 +759,7 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
             f"no interior estimate at λ = {lam:g}: {cand['reason']}; the human comparisons are "
             "(nearly) separated in the calibration space. Use a larger λ or more human data.")
     with _one_blas_thread():
-        return _estimate(p, cand, path, information)
+        return _estimate(p, cand, path, information, anchored)
 
 
 def _one_blas_thread():
@@ -826,7 +833,8 @@ def _path_unlimited(p: Problem, lams: list[float]) -> dict:
 
 def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "consensus",
          grid_values: list[float] | None = None, information: Information = "cluster",
-         order_effects: bool = True) -> tuple[pd.DataFrame, Estimate]:
+         order_effects: bool = True, anchored: Anchored = "joint"
+         ) -> tuple[pd.DataFrame, Estimate]:
     r"""Choose λ by GACV (SPEC §1.9) and return the candidate table and the selected fit.
 
     :math:`\mathrm{GACV}(\lambda) = \ell_h(\hat s_\lambda)
@@ -835,6 +843,8 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
     covariance of the per-human-comparison scores. Endpoints by the fixed-design formula
     (§1.9.2). Grid {∞, λ₀·geomspace(10, 0.1, 7), 0} unless ``grid_values``; the minimiser over
     admissible candidates wins, exact ties to the larger λ; if none is admissible, λ = ∞.
+
+    The other parameters are those of :func:`fit` (``anchored`` applies when λ̂ = ∞).
 
     Returns
     -------
@@ -872,7 +882,7 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
         "seconds": [c["seconds"] for c in cands],
     })
     with _one_blas_thread():
-        est = _estimate(p, cands[best], path, information)
+        est = _estimate(p, cands[best], path, information, anchored)
     est.info["gacv_table"] = table
     return table, est
 
@@ -923,7 +933,8 @@ def _joint_covariance(f: _Fit, p: Problem, T, information: str):
     return Hinv @ J @ Hinv / p.n_h
 
 
-def _estimate(p: Problem, cand: dict, path: dict, information: str) -> Estimate:
+def _estimate(p: Problem, cand: dict, path: dict, information: str,
+              anchored: str = "joint") -> Estimate:
     f: _Fit = cand["fit"]
     T = path["chart"]
     items, judges = list(p.items), list(p.judges)
@@ -963,8 +974,9 @@ def _estimate(p: Problem, cand: dict, path: dict, information: str) -> Estimate:
             cov = Jall @ cov_z @ Jall.T
             info["intervals"] = f"joint sandwich, {information} LLM part (SPEC §1.8)"
         else:
-            # fixed-M Fisher intervals for s_h (ignore LLM estimation error, §1.17.7); the LLM
-            # part from the LLM-only sandwich
+            # s_h: fixed-M Fisher part (the authors' interval, §1.17.7) plus, unless
+            # anchored="fixed", the LLM estimation error carried through ŝ(θ) = M_θ ĉ(θ) by the
+            # delta method (dĉ/dθ = −H_uu⁻¹ H_uθ; the two samples are independent)
             X, M = _calibration_design(raw, p)
             pr = expit(f.s[p.hi] - f.s[p.hj])
             cov_c = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
@@ -977,9 +989,23 @@ def _estimate(p: Problem, cand: dict, path: dict, information: str) -> Estimate:
             cov = np.zeros((Jall.shape[0], Jall.shape[0]))
             cov[: p.N, : p.N] = cov_s
             cov[p.N:, p.N:] = Jl @ cov_l @ Jl.T
-            info["intervals"] = ("human_ability: fixed-M Fisher (ignores LLM estimation error, "
-                                 f"SPEC §1.17.7); ability/order_effect: LLM-only {information} "
-                                 "sandwich")
+            if anchored == "joint":
+                Hh = T.T @ _human_derivatives(raw, p)[2] @ T
+                nu = p.n_u
+                dc = -np.linalg.solve(Hh[-nu:, -nu:], Hh[-nu:, :-nu])
+                D = np.zeros_like(J_s)
+                D[:, :-nu] = J_s[:, :-nu] + J_s[:, -nu:] @ dc
+                cov[: p.N, : p.N] += D @ cov_l @ D.T
+                cross = D @ cov_l @ Jl.T
+                cov[: p.N, p.N:] = cross
+                cov[p.N:, : p.N] = cross.T
+                info["intervals"] = ("human_ability: fixed-M Fisher plus the LLM estimation "
+                                     f"error of M (delta method, {information} LLM sandwich); "
+                                     f"ability/order_effect: LLM-only {information} sandwich")
+            else:
+                info["intervals"] = ("human_ability: fixed-M Fisher (ignores LLM estimation "
+                                     "error, the authors' convention, SPEC §1.17.7); "
+                                     f"ability/order_effect: LLM-only {information} sandwich")
         c_paper = (u[0] * np.linalg.norm(F @ G.sum(axis=0) / p.K) / np.sqrt(p.N)
                    if p.space == "consensus" else None)
         info["calibration"] = c_paper
