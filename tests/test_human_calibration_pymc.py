@@ -22,6 +22,8 @@ def data():
 def _point(model, seed):
     rng = np.random.default_rng(seed)
     ip = model.initial_point()
+    if "item_basis_free" in ip:
+        ip["item_basis_free"] = np.eye(*ip["item_basis_free"].shape) * 2.0
     return {k: v + rng.normal(scale=0.3, size=np.shape(v)) for k, v in ip.items()}
 
 

@@ -45,7 +45,8 @@ from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
 from bayescal.frequentist._core import zero_sum_basis
 
-__all__ = ["Priors", "build", "choose_by_loo", "cut_posterior", "human_rows", "llm_logp"]
+__all__ = ["Priors", "build", "choose_by_loo", "cut_posterior", "human_rows", "initvals",
+           "llm_logp"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
     Returns
     -------
     pymc.Model
+        Sample it with ``initvals=initvals(llm, rank)`` (the chart is singular at A = 0).
     """
     priors = priors if priors is not None else Priors()
     if human is None:
@@ -145,8 +147,9 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
             s_h = pm.Deterministic("human_ability", pt.as_tensor(zero_sum_basis(N)) @ beta,
                                    dims="item")
         else:
-            A = pm.Normal("item_basis_free", 0.0, priors.basis_sd, shape=(N - 1, r + 1),
-                          initval=np.eye(N - 1, r + 1) * np.sqrt(N - 1))
+            # no initval here (PyMC cannot convert such models for log_likelihood); A = 0 is a
+            # singular point of the chart, so samplers start from initvals(...)
+            A = pm.Normal("item_basis_free", 0.0, priors.basis_sd, shape=(N - 1, r + 1))
             chol = pt.linalg.cholesky(A.T @ A)
             # radial term: A's direction stays uniform, its prior-only length has a mode
             pm.Potential("item_basis_radial", (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
@@ -191,6 +194,12 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
             pm.CustomDist("human_outcome", d, logp=_human_logp, random=_draw_human,
                           observed=hy, dims="comparison")
     return model
+
+
+def initvals(llm: Comparisons, rank: int = 1) -> dict[str, np.ndarray]:
+    """Start values for NUTS (``initvals=`` of :func:`bayescal.fit`): A away from 0."""
+    N = llm.n_items
+    return {"item_basis_free": np.eye(N - 1, rank + 1) * np.sqrt(N - 1)}
 
 
 def cut_posterior(llm: Comparisons, human: Comparisons, llm_result: xr.DataTree, *,
@@ -270,7 +279,7 @@ def choose_by_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1,
         {hc._check_weight(v) for v in grid_values}, key=lambda v: -v)
     rows, fits = [], {}
     kw = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed,
-          "nuts_sampler": nuts_sampler, "check": False}
+          "nuts_sampler": nuts_sampler, "check": False, "initvals": initvals(llm, rank)}
     for lam in lams:
         if lam == np.inf:
             first = bc.fit(build(llm, None, rank=rank, space=space), "nuts", **kw,
