@@ -209,6 +209,8 @@ def _demo_data(data_dir: str | None, seed: int):
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if getattr(args, "dial", False):
+        return _demo_dial(args)
     import bayescal as bc
     from bayescal import identify
     from bayescal.frequentist import MLEBoundaryError
@@ -258,6 +260,98 @@ def _demo(args: argparse.Namespace) -> int:
     print(bc.diagnose(post, warn=False).to_string())
     for w in caught:
         print(f"WARNING: {w.message}")
+    return 0
+
+
+def _demo_dial(args: argparse.Namespace) -> int:
+    """``bayescal demo --dial``: DIAL end to end on simulated judges and a few humans."""
+    import numpy as np
+
+    import bayescal as bc
+    from bayescal import simulate_dial as sd
+    from bayescal.frequentist import dial_baselines as db
+    from bayescal.frequentist import human_calibration as hc
+    from bayescal.frequentist import low_rank_judges as lr
+    from bayescal.frequentist import order_effect_btl as oe
+    from bayescal.models import human_calibration as hm
+
+    if args.data_dir is not None:
+        raise _UsageError("demo --dial runs on simulated data; drop the data folder",
+                          "bayescal demo")
+    par = sd.truth(10, 6, 1, random_seed=args.seed)
+    par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]  # humans a little off the judges' consensus
+    llm = sd.llm(par, 24_000, random_seed=args.seed + 3)
+    human = sd.human(par, 300, random_seed=args.seed + 4)
+    pd.set_option("display.width", 200)
+    print(f"bayescal {bc.__version__} — DIAL (seed 000): position-debiased judges calibrated to "
+          "human preferences")
+    print(f"LLM verdicts: {llm}\nhuman comparisons: {human}\n"
+          "(simulated: N = 10 models, K = 6 judges, rank 1, canonical item shown first w.p. "
+          "0.75; humans s_h = μ + 0.3 V)\n")
+    t0 = time.perf_counter()
+    order = oe.fit(llm, information="cluster")
+    tests = oe.order_effect_tests(order, pairwise=False)
+    tests["truth"] = par["b"]
+    print(f"1. Order effects b_k (per-judge BTL, cell-clustered; {time.perf_counter() - t0:.2f} "
+          "s):")
+    print(tests.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    t0 = time.perf_counter()
+    low = lr.fit(llm, 1, information="cluster")
+    cons = low.summary(args.prob)
+    cons = cons[cons["parameter"] == "consensus_loading"]
+    print(f"\n2. Low-rank consensus (r = 1; {time.perf_counter() - t0:.2f} s): judge loadings γ_k")
+    print(cons[["estimate", "lower", "upper"]].assign(truth=par["gamma"]).to_string(
+        float_format=lambda v: f"{v:.3f}"))
+    t0 = time.perf_counter()
+    table, est = hc.gacv(llm, human, rank=1)
+    print(f"\n3. GACV path over λ ({time.perf_counter() - t0:.2f} s; λ₀ = n_l/n_h = "
+          f"{llm.n_rows / human.n_rows:g} is the joint MLE):")
+    print(table.drop(columns="seconds").to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+    scores, _, _ = db.baselines(llm, human, rank=1)
+    lam = est.info["llm_weight"]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if lam == np.inf:
+            model = hm.build(llm, None, rank=1)
+            first = bc.fit(model, "nuts", draws=args.draws, tune=args.tune,
+                           chains=args.chains, random_seed=args.seed, nuts_sampler="pymc",
+                           log_likelihood=False, check=False, initvals=hm.initvals(model))
+            post = hm.cut_posterior(llm, human, first, rank=1)
+        else:
+            model = hm.build(llm, human, rank=1, llm_weight=lam)
+            post = bc.fit(model, "nuts",
+                          draws=args.draws, tune=args.tune, chains=args.chains,
+                          random_seed=args.seed, nuts_sampler="pymc", check=False,
+                          initvals=hm.initvals(model))
+    t_nuts = time.perf_counter() - t0
+    summ = est.summary(args.prob)
+    rows = summ[summ["parameter"] == "human_ability"]
+    draws = post["posterior"]["human_ability"]
+    q = (1 - args.prob) / 2
+    board = pd.DataFrame({
+        "DIAL-Ada": rows["estimate"].to_numpy(),
+        "interval": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(rows["lower"], rows["upper"],
+                                                               strict=True)],
+        "posterior": draws.mean(("chain", "draw")).values,
+        "post. interval": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(
+            draws.quantile(q, ("chain", "draw")).values,
+            draws.quantile(1 - q, ("chain", "draw")).values, strict=True)],
+        "Human-only": scores["Human"].to_numpy(),
+        "Pooled": scores["Pooled"].to_numpy(),
+        "truth s_h": par["s_h"],
+    }, index=pd.Index(list(llm.items), name="model")).sort_values("DIAL-Ada", ascending=False)
+    print(f"\n4. Calibrated leaderboard at λ̂ = {lam:g} ({args.prob:.0%}: MLE "
+          f"{est.info['intervals']}; posterior: power posterior w = λ n_h/n_l, NUTS "
+          f"{args.chains} x {args.draws}, {t_nuts:.1f} s):")
+    print(board.to_string(float_format=lambda v: f"{v:.3f}"))
+    i, j = np.triu_indices(10, 1)
+    truth = par["s_h"]
+    tau = {m: 2 * np.mean(np.sign(scores[m].to_numpy()[i] - scores[m].to_numpy()[j])
+                          == np.sign(truth[i] - truth[j])) - 1
+           for m in ("Human", "Pooled", "DIAL-Ada") if scores[m].notna().all()}
+    print("\nKendall τ against the true human ranking: "
+          + ", ".join(f"{m} {v:.3f}" for m, v in tau.items()))
     return 0
 
 
@@ -397,6 +491,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("data_dir", nargs="?", default=None, type=_existing_dir,
                       help="folder holding ppr-chatbot-arena/ (default: simulated data)")
     sampling(demo, 1000)
+    demo.add_argument("--dial", action="store_true",
+                      help="the DIAL pipeline (seed 000): order effects, low-rank consensus, "
+                      "GACV, calibrated leaderboard")
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")

@@ -163,14 +163,16 @@ lam = est.info["llm_weight"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     if lam == np.inf:
-        first = bc.fit(hm.build(llm, None, rank=1), "nuts", draws=DRAWS, tune=TUNE,
+        model = hm.build(llm, None, rank=1)
+        first = bc.fit(model, "nuts", draws=DRAWS, tune=TUNE,
                        chains=CHAINS, random_seed=RANDOM_SEED, nuts_sampler="pymc",
-                       log_likelihood=False, check=False, initvals=hm.initvals(llm, 1))
+                       log_likelihood=False, check=False, initvals=hm.initvals(model))
         post = hm.cut_posterior(llm, human, first, rank=1)
     else:
-        post = bc.fit(hm.build(llm, human, rank=1, llm_weight=lam), "nuts", draws=DRAWS,
+        model = hm.build(llm, human, rank=1, llm_weight=lam)
+        post = bc.fit(model, "nuts", draws=DRAWS,
                       tune=TUNE, chains=CHAINS, random_seed=RANDOM_SEED, nuts_sampler="pymc",
-                      check=False, initvals=hm.initvals(llm, 1))
+                      check=False, initvals=hm.initvals(model))
 draws = post["posterior"]["human_ability"]
 side = pd.DataFrame({
     "MLE": est.params["human_ability"].values,

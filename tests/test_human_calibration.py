@@ -369,3 +369,13 @@ def test_cli_human_calibration(small, tmp_path, capsys):
     assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath),
                  "--llm-weight", "-1"]) == 2
     assert "λ ≥ 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_demo_dial(capsys):
+    """``bayescal demo --dial`` runs end to end (NUTS included; ~1 min)."""
+    from bayescal.cli import main
+
+    assert main(["demo", "--dial", "--draws", "100", "--tune", "100", "--chains", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "GACV path" in out and "Calibrated leaderboard" in out and "Kendall" in out

@@ -121,7 +121,7 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
     Returns
     -------
     pymc.Model
-        Sample it with ``initvals=initvals(llm, rank)`` (the chart is singular at A = 0).
+        Sample it with ``initvals=initvals(model)`` (the chart is singular at A = 0).
     """
     priors = priors if priors is not None else Priors()
     if human is None:
@@ -196,10 +196,13 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
     return model
 
 
-def initvals(llm: Comparisons, rank: int = 1) -> dict[str, np.ndarray]:
-    """Start values for NUTS (``initvals=`` of :func:`bayescal.fit`): A away from 0."""
-    N = llm.n_items
-    return {"item_basis_free": np.eye(N - 1, rank + 1) * np.sqrt(N - 1)}
+def initvals(model: pm.Model) -> dict[str, np.ndarray]:
+    """Start values for NUTS (``initvals=`` of :func:`bayescal.fit`): A away from 0 (empty for
+    the human-only model, which has no A)."""
+    if "item_basis_free" not in model.named_vars:
+        return {}
+    shape = model["item_basis_free"].type.shape
+    return {"item_basis_free": np.eye(*shape) * np.sqrt(shape[0])}
 
 
 def cut_posterior(llm: Comparisons, human: Comparisons, llm_result: xr.DataTree, *,
@@ -279,15 +282,15 @@ def choose_by_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1,
         {hc._check_weight(v) for v in grid_values}, key=lambda v: -v)
     rows, fits = [], {}
     kw = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed,
-          "nuts_sampler": nuts_sampler, "check": False, "initvals": initvals(llm, rank)}
+          "nuts_sampler": nuts_sampler, "check": False}
     for lam in lams:
         if lam == np.inf:
-            first = bc.fit(build(llm, None, rank=rank, space=space), "nuts", **kw,
-                           log_likelihood=False)
+            model = build(llm, None, rank=rank, space=space)
+            first = bc.fit(model, "nuts", **kw, log_likelihood=False, initvals=initvals(model))
             res = cut_posterior(llm, human, first, rank=rank, space=space)
         else:
-            res = bc.fit(build(llm, human, rank=rank, space=space, llm_weight=lam), "nuts", **kw,
-                         log_likelihood=True)
+            model = build(llm, human, rank=rank, space=space, llm_weight=lam)
+            res = bc.fit(model, "nuts", **kw, log_likelihood=True, initvals=initvals(model))
         fits[lam] = res
         loo = az.loo(res, var_name="human_outcome", pointwise=True)
         rows.append({"llm_weight": lam, "power": lam * p.n_h / p.n_l if np.isfinite(lam)
