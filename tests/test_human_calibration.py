@@ -185,8 +185,9 @@ def test_sandwich_matches_monte_carlo_spread():
         f = path["candidates"][1]["fit"]
         assert f.converged
         anc = path["candidates"][0]
-        cj = hc._estimate(p, anc, path, "sandwich", "joint").cov
-        cf = hc._estimate(p, anc, path, "sandwich", "fixed").cov
+        T = path["chart"]
+        cj = hc._anchored_covariance(anc["fit"], p, T, "sandwich", "joint")[0]
+        cf = hc._anchored_covariance(anc["fit"], p, T, "sandwich", "fixed")[0]
         anc_est.append([anc["fit"].s[a] - anc["fit"].s[b] for a, b in pairs])
         anc_joint.append([np.sqrt(cj[a, a] + cj[b, b] - 2 * cj[a, b]) for a, b in pairs])
         anc_fixed.append([np.sqrt(cf[a, a] + cf[b, b] - 2 * cf[a, b]) for a, b in pairs])

@@ -974,31 +974,14 @@ def _estimate(p: Problem, cand: dict, path: dict, information: str,
             cov = Jall @ cov_z @ Jall.T
             info["intervals"] = f"joint sandwich, {information} LLM part (SPEC §1.8)"
         else:
-            # s_h: fixed-M Fisher part (the authors' interval, §1.17.7) plus, unless
-            # anchored="fixed", the LLM estimation error carried through ŝ(θ) = M_θ ĉ(θ) by the
-            # delta method (dĉ/dθ = −H_uu⁻¹ H_uθ; the two samples are independent)
-            X, M = _calibration_design(raw, p)
-            pr = expit(f.s[p.hi] - f.s[p.hj])
-            cov_c = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
-            cov_s = M @ cov_c @ M.T
+            cov_s, cross, cov_l = _anchored_covariance(f, p, T, information, anchored)
             Jl = Jall[p.N:]
-            H, free = _llm_hessian_free(f.zeta, p, T)
-            Hinv = free @ np.linalg.inv(H) @ free.T
-            Vl = _llm_score_moments(raw, p, T, information)
-            cov_l = Hinv @ Vl @ Hinv / p.n_l
             cov = np.zeros((Jall.shape[0], Jall.shape[0]))
             cov[: p.N, : p.N] = cov_s
             cov[p.N:, p.N:] = Jl @ cov_l @ Jl.T
+            cov[: p.N, p.N:] = cross @ Jl.T
+            cov[p.N:, : p.N] = (cross @ Jl.T).T
             if anchored == "joint":
-                Hh = T.T @ _human_derivatives(raw, p)[2] @ T
-                nu = p.n_u
-                dc = -np.linalg.solve(Hh[-nu:, -nu:], Hh[-nu:, :-nu])
-                D = np.zeros_like(J_s)
-                D[:, :-nu] = J_s[:, :-nu] + J_s[:, -nu:] @ dc
-                cov[: p.N, : p.N] += D @ cov_l @ D.T
-                cross = D @ cov_l @ Jl.T
-                cov[: p.N, p.N:] = cross
-                cov[p.N:, : p.N] = cross.T
                 info["intervals"] = ("human_ability: fixed-M Fisher plus the LLM estimation "
                                      f"error of M (delta method, {information} LLM sandwich); "
                                      f"ability/order_effect: LLM-only {information} sandwich")
@@ -1016,6 +999,35 @@ def _estimate(p: Problem, cand: dict, path: dict, information: str,
     return Estimate(method=method, params=ds, cov=cov, terms=terms,
                     interval={name: "wald" for name in ds.data_vars},
                     loglik=-_human_nll_s(f.s, p), converged=f.converged, info=info)
+
+
+def _anchored_covariance(f: _Fit, p: Problem, T, information: str, anchored: str):
+    """λ = ∞: Cov(ŝ_h), Cov(ŝ_h, θ̂) (N x ζ) and Cov(θ̂) (ζ coordinates).
+
+    ŝ_h: the fixed-M Fisher part (the authors' interval, §1.17.7) plus, unless
+    ``anchored="fixed"``, the LLM estimation error carried through ŝ(θ) = M_θ ĉ(θ) by the delta
+    method (dĉ/dθ = −H_uu⁻¹ H_uθ; the two samples are independent). θ̂: LLM-only sandwich.
+    """
+    raw = T @ f.zeta
+    X, M = _calibration_design(raw, p)
+    pr = expit(f.s[p.hi] - f.s[p.hj])
+    cov_c = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
+    cov_s = M @ cov_c @ M.T
+    H, free = _llm_hessian_free(f.zeta, p, T)
+    Hinv = free @ np.linalg.inv(H) @ free.T
+    Vl = _llm_score_moments(raw, p, T, information)
+    cov_l = Hinv @ Vl @ Hinv / p.n_l
+    cross = np.zeros((p.N, T.shape[1]))
+    if anchored == "joint":
+        J_s = _human_jacobian(raw, p) @ T
+        Hh = T.T @ _human_derivatives(raw, p)[2] @ T
+        nu = p.n_u
+        dc = -np.linalg.solve(Hh[-nu:, -nu:], Hh[-nu:, :-nu])
+        D = np.zeros_like(J_s)
+        D[:, :-nu] = J_s[:, :-nu] + J_s[:, -nu:] @ dc
+        cov_s = cov_s + D @ cov_l @ D.T
+        cross = D @ cov_l
+    return cov_s, cross, cov_l
 
 
 def _llm_hessian_free(zeta, p: Problem, T):
