@@ -43,6 +43,11 @@ def exact_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: str
     lams = hc.grid(p) if grid_values is None else sorted(
         {hc._check_weight(v) for v in grid_values}, key=lambda v: -v)
     path = hc._path(p, lams)
+    with hc._one_blas_thread():
+        return _loo_rows(p, lams, path)
+
+
+def _loo_rows(p: hc.Problem, lams: list[float], path: dict) -> pd.DataFrame:
     T = path["chart"]
     rows = []
     for lam, cand in zip(lams, path["candidates"], strict=True):
