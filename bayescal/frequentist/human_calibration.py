@@ -461,7 +461,9 @@ def _newton(zeta, p: Problem, lam: float, T, *, llm_only: bool = False, fixed_th
         if fixed_theta:
             free = np.zeros((zeta.size, nu))
             free[-nu:] = np.eye(nu)
-        else:
+        elif it == 1:
+            # one complement of the gauge per call: rebalancing keeps the orbit close, and any
+            # complement transversal to it gives the same Newton iterates up to the gauge
             _, free = _gauge(T @ zeta, p, T)
         gf = free.T @ g
         gmax = float(np.max(np.abs(gf)))
