@@ -90,3 +90,28 @@ def test_loo_path_runs_and_prefers_a_sensible_weight(data):
     assert np.isfinite(table["elpd_loo"]).all()
     assert table["selected"].sum() == 1
     assert set(fits) == {np.inf, llm.n_rows / human.n_rows, 0.0}
+
+
+def test_flat_prior_map_equals_the_twin(data):
+    """With flat priors on every identified block, the MAP of the power posterior at λ (full
+    space) is the twin's weighted estimate (11): human scores, S and b within 1e-5. Catches a
+    power w that is not λ n_h/n_l (the optimum moves), or a chart mismatch between the models."""
+    import warnings
+
+    import pymc as pm
+
+    llm, human = data
+    lam = 4.0
+    flat = hm.Priors(loading_mean_sd=None, loading_sd=None, disagreement_sd=None,
+                     order_effect_sd=None, calibration_sd=None)
+    model = hm.build(llm, human, llm_weight=lam, priors=flat, space="full")
+    start = model.initial_point()
+    start.update(hm.initvals(model))
+    start["calibration_consensus"] = np.array(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mode = pm.find_MAP(start=start, model=model, method="L-BFGS-B", progressbar=False,
+                           options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10})
+    est = hc.fit(llm, human, llm_weight=lam, space="full")
+    for name in ("human_ability", "ability", "order_effect"):
+        assert np.abs(mode[name] - est.params[name].values).max() < 1e-5, name
