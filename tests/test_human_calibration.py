@@ -380,3 +380,20 @@ def test_cli_demo_dial(capsys):
     assert main(["demo", "--dial", "--draws", "100", "--tune", "100", "--chains", "1"]) == 0
     out = capsys.readouterr().out
     assert "GACV path" in out and "Calibrated leaderboard" in out and "Kendall" in out
+
+
+def test_separated_judge_is_reported_not_crashed():
+    """n_l = 400 verdicts under judge-pair overdispersion (seed 000 §6.1 row 2, seed 6): one judge
+    is separated, the LLM-only MLE runs off. λ = ∞ is inadmissible with the reason named, the
+    baselines report it instead of crashing, and fit(λ = ∞) raises MLEBoundaryError."""
+    from bayescal.frequentist import dial_baselines as db
+
+    par = sd.truth(10, 4, 1, random_seed=6)
+    llm = sd.llm(par, 400, overdispersion=1.0, random_seed=9)
+    hum = sd.human(par, 800, random_seed=10)
+    table, _ = hc.gacv(llm, hum)
+    assert not table["admissible"].iloc[0] and "run off" in table["reason"].iloc[0]
+    _, info, ests = db.baselines(llm, hum)
+    assert ests["DIAL-Anc"] is None and "run off" in info.loc["DIAL-Anc", "note"]
+    with pytest.raises(MLEBoundaryError, match="run off"):
+        hc.fit(llm, hum, llm_weight=np.inf)

@@ -25,6 +25,7 @@ from bayescal import identify
 from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
 from bayescal.frequentist._core import MLEBoundaryError, zero_sum_basis
+from bayescal.identify import IdentificationError
 
 __all__ = ["METHODS", "baselines", "pooled_btl"]
 
@@ -77,7 +78,8 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
     -------
     scores : DataFrame
         Index ``item``, one column per method in :data:`METHODS` (NaN where a method is not
-        defined, e.g. Human and AtC when the human MLE does not exist).
+        defined or its fit does not exist, e.g. Human and AtC without a human MLE; the reason
+        is in ``methods["note"]``).
     methods : DataFrame
         Index ``method``: ``llm_weight`` (λ used; NaN where none) and ``note``.
     estimates : dict
@@ -100,16 +102,27 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
     alpha = _scale(pool, p)
     scores["Pooled"] = alpha * pool
     rows["Pooled"] = (np.nan, f"α̂ = {alpha:.4g}")
-    anc = ests["DIAL-Anc"] = hc.fit(llm, human, rank=rank, llm_weight=np.inf)
-    scores["DIAL-Anc"] = anc.params["human_ability"].values
-    rows["DIAL-Anc"] = (np.inf, "")
+    try:
+        anc = ests["DIAL-Anc"] = hc.fit(llm, human, rank=rank, llm_weight=np.inf)
+        scores["DIAL-Anc"] = anc.params["human_ability"].values
+        rows["DIAL-Anc"] = (np.inf, "")
+    except (MLEBoundaryError, IdentificationError) as err:
+        anc = ests["DIAL-Anc"] = None
+        scores["DIAL-Anc"] = np.full(N, np.nan)
+        rows["DIAL-Anc"] = (np.inf, f"not reported: {err}")
     for name, kw in (("DIAL-Ada", {}), ("DIAL-Ada(W)", {"space": "full"}),
                      ("DIAL-noPos", {"order_effects": False})):
-        _, est = hc.gacv(llm, human, rank=rank, **kw)
+        try:
+            _, est = hc.gacv(llm, human, rank=rank, **kw)
+        except (MLEBoundaryError, IdentificationError) as err:
+            ests[name] = None
+            scores[name] = np.full(N, np.nan)
+            rows[name] = (np.nan, f"not reported: {err}")
+            continue
         ests[name] = est
         scores[name] = est.params["human_ability"].values
         rows[name] = (est.info["llm_weight"], "GACV")
-    if np.isfinite(s0).all():
+    if np.isfinite(s0).all() and anc is not None:
         mu_code = anc.params["ability"].values.mean(axis=0)
         order = np.argsort(s0, kind="stable")
         iso = np.empty(N)
@@ -118,7 +131,7 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
         rows["AtC"] = (np.nan, "isotonic μ_code in the human order (scale of μ)")
     else:
         scores["AtC"] = np.full(N, np.nan)
-        rows["AtC"] = (np.nan, "undefined: the human BTL MLE does not exist")
+        rows["AtC"] = (np.nan, "undefined: the human BTL MLE or the LLM-only fit does not exist")
     table = pd.DataFrame(scores, index=pd.Index(list(p.items), name="item"))[list(METHODS)]
     info = pd.DataFrame.from_dict(rows, orient="index", columns=["llm_weight", "note"])
     info.index.name = "method"

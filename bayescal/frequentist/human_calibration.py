@@ -63,6 +63,7 @@ _GRAD_TOL = 1e-9  # max |projected gradient| of q_λ (averaged scale) accepted a
 _ADMISSIBLE_GRAD = 1e-5  # SPEC §1.17.5
 _NULL_REL = 1e-8  # eigenvalue ≤ this × max counts as null (SPEC §1.17.4)
 _SEPARATION = 10.0  # max |ŝ_i| beyond which a candidate is near-separated (SPEC §1.9.4)
+_RUNAWAY = 25.0  # max |S_ki| or |b_k| beyond which the judge model has no interior MLE
 _MAX_NEWTON = 200
 
 
@@ -487,7 +488,9 @@ def _newton(zeta, p: Problem, lam: float, T, *, llm_only: bool = False, fixed_th
                 break
             t /= 2
         else:
-            return zeta, False, gmax, it
+            # no decrease left to find in floating point: stationary if the gradient is below
+            # the admissibility bound of SPEC §1.17.5
+            return zeta, gmax < _ADMISSIBLE_GRAD, gmax, it
         zeta = _rebalance(new, p, T)
     return zeta, gmax < _GRAD_TOL, gmax, it
 
@@ -754,7 +757,8 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
     path = _path(p, [lam])
     cand = path["candidates"][0]
-    if not cand["fit"].converged or (lam == 0 and not cand["admissible"]):
+    if not cand["fit"].converged or (lam == 0 and not cand["admissible"]) \
+            or "run off" in cand["reason"]:
         raise MLEBoundaryError(f"no estimate at λ = {lam:g}: {cand['reason']}")
     if np.abs(cand["fit"].s).max() > _SEPARATION:
         raise MLEBoundaryError(
@@ -826,6 +830,12 @@ def _path_unlimited(p: Problem, lams: list[float]) -> dict:
                           f"{p.r1**2} invariances")
             if f.converged:
                 warm = f.zeta
+        if f.zeta.size:  # the most informative reason wins
+            G, F, b, _ = _split(T @ f.zeta, p)
+            big = max(np.abs(G @ F.T).max(), np.abs(b).max())
+            if big > _RUNAWAY:
+                reason = (f"the judge scores run off (max |S_ki|, |b_k| = {big:.3g}): some "
+                          "judge's verdicts are separated, no interior MLE")
         if not reason and np.abs(f.s).max() > _SEPARATION:
             reason = f"near-separation (max |ŝ| = {np.abs(f.s).max():.3g} > {_SEPARATION:g})"
         out.append({"fit": f, "gacv": value, "admissible": not reason, "reason": reason,
