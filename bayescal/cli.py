@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pandas is imported where used, so that `bayescal --help` an
 
 __all__ = ["main"]
 
-_MODELS = ("judge-discrimination-btl", "order-effect-btl", "low-rank-judges")
+_MODELS = ("judge-discrimination-btl", "order-effect-btl", "low-rank-judges",
+           "human-calibration")
 
 
 # ---------------------------------------------------------------- validation before any fit
@@ -217,6 +218,8 @@ def _demo_data(data_dir: str | None, seed: int):
 def _demo(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    if getattr(args, "dial", False):
+        return _demo_dial(args)
     import bayescal as bc
     from bayescal import identify
     from bayescal.frequentist import MLEBoundaryError
@@ -271,12 +274,106 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_dial(args: argparse.Namespace) -> int:
+    """``bayescal demo --dial``: DIAL end to end on simulated judges and a few humans."""
+    import numpy as np
+
+    import bayescal as bc
+    from bayescal import simulate_dial as sd
+    from bayescal.frequentist import dial_baselines as db
+    from bayescal.frequentist import human_calibration as hc
+    from bayescal.frequentist import low_rank_judges as lr
+    from bayescal.frequentist import order_effect_btl as oe
+    from bayescal.models import human_calibration as hm
+
+    if args.data_dir is not None:
+        raise _UsageError("demo --dial runs on simulated data; drop the data folder",
+                          "bayescal demo")
+    par = sd.truth(10, 6, 1, random_seed=args.seed)
+    par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]  # humans a little off the judges' consensus
+    llm = sd.llm(par, 24_000, random_seed=args.seed + 3)
+    human = sd.human(par, 300, random_seed=args.seed + 4)
+    pd.set_option("display.width", 200)
+    print(f"bayescal {bc.__version__} — DIAL (seed 000): position-debiased judges calibrated to "
+          "human preferences")
+    print(f"LLM verdicts: {llm}\nhuman comparisons: {human}\n"
+          "(simulated: N = 10 models, K = 6 judges, rank 1, canonical item shown first w.p. "
+          "0.75; humans s_h = μ + 0.3 V)\n")
+    t0 = time.perf_counter()
+    order = oe.fit(llm, information="cluster")
+    tests = oe.order_effect_tests(order, pairwise=False)
+    tests["truth"] = par["b"]
+    print(f"1. Order effects b_k (per-judge BTL, cell-clustered; {time.perf_counter() - t0:.2f} "
+          "s):")
+    print(tests.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    t0 = time.perf_counter()
+    low = lr.fit(llm, 1, information="cluster")
+    cons = low.summary(args.prob)
+    cons = cons[cons["parameter"] == "consensus_loading"]
+    print(f"\n2. Low-rank consensus (r = 1; {time.perf_counter() - t0:.2f} s): judge loadings γ_k")
+    print(cons[["estimate", "lower", "upper"]].assign(truth=par["gamma"]).to_string(
+        float_format=lambda v: f"{v:.3f}"))
+    t0 = time.perf_counter()
+    table, est = hc.gacv(llm, human, rank=1)
+    print(f"\n3. GACV path over λ ({time.perf_counter() - t0:.2f} s; λ₀ = n_l/n_h = "
+          f"{llm.n_rows / human.n_rows:g} is the joint MLE):")
+    print(table.drop(columns="seconds").to_string(index=False, float_format=lambda v: f"{v:.5g}"))
+    scores, _, _ = db.baselines(llm, human, rank=1)
+    lam = est.info["llm_weight"]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if lam == np.inf:
+            model = hm.build(llm, None, rank=1)
+            first = bc.fit(model, "nuts", draws=args.draws, tune=args.tune,
+                           chains=args.chains, random_seed=args.seed, nuts_sampler="pymc",
+                           log_likelihood=False, check=False, initvals=hm.initvals(model))
+            post = hm.cut_posterior(llm, human, first, rank=1)
+        else:
+            model = hm.build(llm, human, rank=1, llm_weight=lam)
+            post = bc.fit(model, "nuts",
+                          draws=args.draws, tune=args.tune, chains=args.chains,
+                          random_seed=args.seed, nuts_sampler="pymc", check=False,
+                          initvals=hm.initvals(model))
+    t_nuts = time.perf_counter() - t0
+    summ = est.summary(args.prob)
+    rows = summ[summ["parameter"] == "human_ability"]
+    draws = post["posterior"]["human_ability"]
+    q = (1 - args.prob) / 2
+    board = pd.DataFrame({
+        "DIAL-Ada": rows["estimate"].to_numpy(),
+        "interval": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(rows["lower"], rows["upper"],
+                                                               strict=True)],
+        "posterior": draws.mean(("chain", "draw")).values,
+        "post. interval": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(
+            draws.quantile(q, ("chain", "draw")).values,
+            draws.quantile(1 - q, ("chain", "draw")).values, strict=True)],
+        "Human-only": scores["Human"].to_numpy(),
+        "Pooled": scores["Pooled"].to_numpy(),
+        "truth s_h": par["s_h"],
+    }, index=pd.Index(list(llm.items), name="model")).sort_values("DIAL-Ada", ascending=False)
+    print(f"\n4. Calibrated leaderboard at λ̂ = {lam:g} ({args.prob:.0%}: MLE "
+          f"{est.info['intervals']}; posterior: power posterior w = λ n_h/n_l, NUTS "
+          f"{args.chains} x {args.draws}, {t_nuts:.1f} s):")
+    print(board.to_string(float_format=lambda v: f"{v:.3f}"))
+    i, j = np.triu_indices(10, 1)
+    truth = par["s_h"]
+    tau = {m: 2 * np.mean(np.sign(scores[m].to_numpy()[i] - scores[m].to_numpy()[j])
+                          == np.sign(truth[i] - truth[j])) - 1
+           for m in ("Human", "Pooled", "DIAL-Ada") if scores[m].notna().all()}
+    print("\nKendall τ against the true human ranking: "
+          + ", ".join(f"{m} {v:.3f}" for m, v in tau.items()))
+    return 0
+
+
 _VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "cluster")
 
 
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    if args.model == "human-calibration":
+        return _fit_human_calibration(args)
     if args.model == "low-rank-judges" and args.rank is None:
         raise _UsageError("fit low-rank-judges needs --rank r (1 <= r <= min(judges - 1, "
                           "items - 2))", "bayescal fit")
@@ -475,6 +572,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="folder holding ppr-chatbot-arena/ (default: simulated data)")
     sampling(demo, 1000)
     demo.add_argument("--out", default=None, help="folder for the PNG figures")
+    demo.add_argument("--dial", action="store_true",
+                      help="the DIAL pipeline (seed 000): order effects, low-rank consensus, "
+                      "GACV, calibrated leaderboard")
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")
@@ -488,7 +588,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--fractional", action="store_true",
                      help="accept soft outcomes in [0, 1] and fractional counts (weights)")
     fit.add_argument("--rank", type=_positive_int, default=None,
-                     help="low-rank-judges: number of disagreement factors r (required)")
+                     help="number of disagreement factors r (low-rank-judges: required; "
+                     "human-calibration: default 1)")
     fit.add_argument("--no-order-effects", action="store_true",
                      help="low-rank-judges: pool the display orders, b = 0 (DIAL-noPos)")
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
@@ -498,6 +599,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="column of a cluster key (battle or question id) for "
                      "--information cluster")
     sampling(fit, 1000)
+    _human_calibration_options(fit)
     fit.set_defaults(func=_fit)
 
     mean = sub.add_parser("mean", help="estimate a mean under a noisy judge (seed 001)")
@@ -615,6 +717,99 @@ def _calibrate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cal.add_argument("--out", default=None, help="output CSV (default: standard output)")
     cal.add_argument("--state", default=None, help="also save the fitted state as JSON")
     cal.set_defaults(func=_calibrate)
+
+
+# ---------------------------------------------------------------- DIAL human calibration (issue 9)
+def _llm_weight(text: str) -> float | str:
+    if text.strip().lower() == "gacv":
+        return "gacv"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(
+            f"a weight λ ≥ 0 (0 = human only, inf = anchored) or 'gacv' is needed, got {text!r}")
+    return value
+
+
+def _human_calibration_options(fit: argparse.ArgumentParser) -> None:
+    """Options of ``fit human-calibration`` (added only where another model has not)."""
+    have = fit._option_string_actions
+    if "--rank" not in have:
+        fit.add_argument("--rank", type=_positive_int, default=None,
+                         help="number of disagreement factors r (human-calibration: default 1)")
+    fit.add_argument("--human", type=_existing_file, default=None,
+                     help="human-calibration: CSV of human comparisons (same column options; "
+                     "order and judge ignored)")
+    fit.add_argument("--space", default="consensus", choices=["consensus", "full"],
+                     help="human-calibration: calibration basis M = μ (consensus) or W = [μ, V]")
+    fit.add_argument("--llm-weight", type=_llm_weight, default="gacv",
+                     help="human-calibration: λ (a number ≥ 0, inf) or 'gacv' (default)")
+
+
+def _fit_human_calibration(args: argparse.Namespace) -> int:
+    """``bayescal fit human-calibration LLM.csv --human HUMAN.csv``: DIAL (11)/(12) with GACV."""
+    import pandas as pd
+
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    prog = "bayescal fit"
+    if args.human is None:
+        raise _UsageError("human-calibration needs --human HUMAN.csv (the human comparisons)",
+                          prog)
+    if args.method != "mle":
+        print("note: human-calibration runs the frequentist twin (GACV and the joint sandwich); "
+              f"--method {args.method} is not offered for it", file=sys.stderr)
+    information = "cluster" if args.information in ("expected", "cluster") else "sandwich"
+    if args.information not in ("expected", "cluster", "sandwich"):
+        raise _UsageError("human-calibration: --information must be cluster (default) or "
+                          "sandwich", prog)
+    frame = _read_table(args.file)
+    human_frame = _read_table(args.human)
+    columns = _given(args, ("item_a", "item_b", "outcome", "judge", "order", "count"))
+    _check_columns(frame, args.file, Comparisons.from_frame, columns,
+                   ("item_a", "item_b", "outcome", "judge", "order", "count"))
+    human_cols = {k: v for k, v in columns.items() if k in ("item_a", "item_b", "outcome",
+                                                             "count")}
+    _check_columns(human_frame, args.human, Comparisons.from_frame, human_cols,
+                   ("item_a", "item_b", "outcome", "count"))
+    llm = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
+    hjudge = columns.get("judge", "judge")
+    human = Comparisons.from_frame(human_frame, **human_cols, order=None,
+                                   judge=hjudge if hjudge in human_frame else None,
+                                   fractional=args.fractional)
+    rank = 1 if args.rank is None else args.rank
+    if args.llm_weight == "gacv":
+        table, est = hc.gacv(llm, human, rank=rank, space=args.space, information=information)
+    else:
+        table, est = None, hc.fit(llm, human, rank=rank, space=args.space,
+                                  llm_weight=args.llm_weight, information=information)
+    pd.set_option("display.width", 200)
+    if table is not None:
+        print(f"GACV over λ (n_l = {llm.n_rows:g}, n_h = {human.n_rows:g}; λ = n_l/n_h is the "
+              "joint MLE):")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    summary = est.summary(args.prob)
+    board = summary[summary["parameter"] == "human_ability"].sort_values("estimate",
+                                                                        ascending=False)
+    print(f"\nCalibrated human scores at λ = {est.info['llm_weight']:g} ({args.space} space, "
+          f"r = {rank}; intervals: {est.info['intervals']}):")
+    print(board.to_string(float_format=lambda v: f"{v:.4f}"))
+    if "order_effect" in est.params:
+        print("\nOrder effects b_k:")
+        print(summary[summary["parameter"] == "order_effect"].to_string(
+            float_format=lambda v: f"{v:.4f}"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(out / "summary.csv")
+        if table is not None:
+            table.to_csv(out / "gacv.csv", index=False)
+        print(f"wrote {out / 'summary.csv'}" + (f" and {out / 'gacv.csv'}" if table is not None
+                                                 else ""), file=sys.stderr)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

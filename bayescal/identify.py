@@ -26,6 +26,7 @@ __all__ = [
     "IdentificationError",
     "IdentificationWarning",
     "OrderIdentification",
+    "calibration",
     "check",
     "components",
     "discrimination_not_identified",
@@ -574,3 +575,50 @@ def warn_if_order_unidentified(data: Comparisons) -> dict[str, OrderIdentificati
                       "the posterior there is bounded only by the prior.",
                       IdentificationWarning, stacklevel=3)
     return ident
+
+
+# ---------------------------------------------------------------------------- DIAL Condition 4
+def calibration(
+    items: tuple[str, ...],
+    item_i: np.ndarray,
+    item_j: np.ndarray,
+    basis: np.ndarray,
+    *,
+    space: str = "consensus",
+) -> None:
+    r"""DIAL's Condition 4: the human comparisons see the calibration space, rank(D_h M) = d.
+
+    Parameters
+    ----------
+    items : tuple of str
+        Item labels (rows of ``basis``).
+    item_i, item_j : array of int
+        Items of each human comparison cell.
+    basis : array (N, d)
+        M = μ (d = 1) or W = [μ, V] (d = r + 1), from the LLM-only fit.
+    space : str
+        Name of the basis, for the message.
+
+    Raises
+    ------
+    IdentificationError
+        rank(D_h M) < d: some direction of the calibration coefficient c is invisible to the
+        human comparisons (for d = 1: every compared pair has equal consensus scores).
+    """
+    M = np.asarray(basis, dtype=np.float64)
+    if M.ndim == 1:
+        M = M[:, None]
+    d = M.shape[1]
+    X = M[np.asarray(item_i)] - M[np.asarray(item_j)]
+    sv = np.linalg.svd(X, compute_uv=False) if X.size else np.zeros(0)
+    tol = 1e-8 * max(np.abs(M).max(), 1e-300) * max(X.shape[0], 1)
+    rank = int(np.sum(sv > tol))
+    if rank < d:
+        seen = sorted({(items[a], items[b]) for a, b in zip(item_i, item_j, strict=True)})
+        raise IdentificationError(
+            f"Condition 4 fails: the human comparisons (pairs {seen[:5]}"
+            f"{' ...' if len(seen) > 5 else ''}) span rank {rank} of the "
+            f"d = {d}-dimensional calibration space (space={space!r}); rank(D_h M) = d is needed "
+            "for s_h = M c to be identified. Add human comparisons of pairs the LLM scores "
+            "separate" + (", or use space='consensus'" if d > 1 else "") + "."
+        )

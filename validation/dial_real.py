@@ -1,0 +1,135 @@
+"""DIAL on real data: PRD Vicuna80 (seed 000 Fig. 4 and Fig. 3 analogues).
+
+LLM side: the five PRD reviewers (bard, claude, gpt35, gpt4, vicuna-13b) judging the five models
+in both display orders (8,000 verdicts). Human side: the human votes on pairs of those five
+models (1,760 of the 7,040; the others involve models no LLM judged and are dropped, counted in
+the output). Each repeat splits the human votes at random into disjoint halves: a calibration pool
+and a test set; the target is the human BTL ranking of the test set.
+
+* Budget study (Fig. 4 analogue): Kendall τ between each method's ranking (fitted on n_h votes
+  drawn from the calibration pool) and the held-out human ranking, as n_h grows.
+* One-sided display stress test (Fig. 3 analogue): keep only the verdicts where the alphabetically
+  first model is displayed first, and add a pure-position judge (prefers whatever is shown first
+  with probability 0.9, whatever the models). Pooled and noPos absorb the position judge's
+  preference into the scores; DIAL estimates b_k and does not.
+
+Run::
+
+    python validation/dial_real.py --quick                  # CI size (2 repeats, 2 budgets)
+    python validation/dial_real.py --repeats 50             # the study
+    python validation/dial_real.py --data PATH              # data root (default $BAYESCAL_DATA)
+
+Prints the tables and writes ``dial_real_budget.csv``, ``dial_real_stress.csv`` to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayescal import datasets
+from bayescal.data import Comparisons
+from bayescal.frequentist import dial_baselines as db
+
+BUDGETS = (25, 50, 100, 200, 400, 800)
+METHODS = ("Human", "Pooled", "DIAL-Anc", "DIAL-Ada", "DIAL-Ada(W)", "DIAL-noPos", "AtC")
+
+
+def load(path: str | None) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    df = datasets.prd_vicuna80(path)
+    llm = df[df["judge"] != "human"].reset_index(drop=True)
+    items = set(llm["item_a"]) | set(llm["item_b"])
+    human = df[df["judge"] == "human"]
+    keep = human["item_a"].isin(items) & human["item_b"].isin(items)
+    return llm, human[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def _tau(s: np.ndarray, target: np.ndarray) -> float:
+    if not np.isfinite(s).all():
+        return np.nan
+    i, j = np.triu_indices(s.size, 1)
+    return float(2 * np.mean(np.sign(s[i] - s[j]) == np.sign(target[i] - target[j])) - 1)
+
+
+def _target(test: pd.DataFrame, items: tuple[str, ...]) -> np.ndarray:
+    c = Comparisons.from_frame(test[["item_a", "item_b", "outcome"]], judge=None, order=None)
+    code = np.array([items.index(x) for x in c.items])
+    return db._btl(len(items), code[c.item_i], code[c.item_j], c.count, c.wins)
+
+
+def _fit_all(llm: Comparisons, calib: pd.DataFrame) -> pd.DataFrame:
+    human = Comparisons.from_frame(calib[["item_a", "item_b", "outcome"]], judge=None,
+                                   order=None)
+    scores, _, _ = db.baselines(llm, human, rank=1)
+    return scores
+
+
+def run(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--out", default="validation_out")
+    args = ap.parse_args(argv)
+    repeats = 2 if args.quick else args.repeats
+    budgets = (50, 200) if args.quick else BUDGETS
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    llm_frame, human_frame, dropped = load(args.data)
+    llm = Comparisons.from_frame(llm_frame[["item_a", "item_b", "outcome", "judge", "order"]])
+    items = llm.items
+    print(f"PRD Vicuna80: {llm}; {len(human_frame)} human votes on these models "
+          f"({dropped} votes on other models dropped)")
+    # one-sided display + a pure-position judge (prefers the first shown w.p. 0.9)
+    one = llm_frame[llm_frame["item_a"] < llm_frame["item_b"]]
+    rng = np.random.default_rng(2026)
+    pos = one[one["judge"] == one["judge"].iloc[0]].copy()
+    pos["judge"] = "position-only"
+    pos["outcome"] = (rng.random(len(pos)) < 0.9).astype(float)
+    stressed = Comparisons.from_frame(pd.concat([one, pos])[["item_a", "item_b", "outcome",
+                                                             "judge", "order"]])
+    rows, stress_rows = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for rep in range(repeats):
+            r = np.random.default_rng(rep)
+            perm = r.permutation(len(human_frame))
+            half = len(perm) // 2
+            test, pool = human_frame.iloc[perm[:half]], human_frame.iloc[perm[half:]]
+            target = _target(test, items)
+            for n_h in budgets:
+                scores = _fit_all(llm, pool.iloc[:n_h])
+                rows += [{"repeat": rep, "n_h": n_h, "method": m,
+                          "kendall_tau": _tau(scores[m].to_numpy(), target)} for m in METHODS]
+            n_h = 200
+            for name, data in (("both orders", llm), ("one-sided + position judge", stressed)):
+                scores = _fit_all(data, pool.iloc[:n_h])
+                stress_rows += [{"repeat": rep, "design": name, "method": m,
+                                 "kendall_tau": _tau(scores[m].to_numpy(), target)}
+                                for m in METHODS]
+    budget, stress = pd.DataFrame(rows), pd.DataFrame(stress_rows)
+    budget.to_csv(out / "dial_real_budget.csv", index=False)
+    stress.to_csv(out / "dial_real_stress.csv", index=False)
+    t1 = budget.pivot_table(index="n_h", columns="method", values="kendall_tau",
+                            aggfunc="mean")[list(METHODS)]
+    undefined = budget.assign(nan=budget["kendall_tau"].isna()).pivot_table(
+        index="n_h", columns="method", values="nan", aggfunc="mean")[["Human", "AtC"]]
+    t2 = stress.pivot_table(index="design", columns="method", values="kendall_tau",
+                            aggfunc="mean")[list(METHODS)]
+    pd.set_option("display.width", 200)
+    print(f"\nKendall τ against the held-out human ranking, mean over {repeats} splits "
+          "(Human and AtC: over splits where the human MLE exists):")
+    print(t1.to_string(float_format=lambda v: f"{v:.3f}"))
+    print("\nshare of splits without a human MLE:")
+    print(undefined.to_string(float_format=lambda v: f"{v:.2f}"))
+    print(f"\nOne-sided display stress test at n_h = 200 ({repeats} splits):")
+    print(t2.to_string(float_format=lambda v: f"{v:.3f}"))
+    return {"budget": budget, "stress": stress, "table": t1, "stress_table": t2}
+
+
+if __name__ == "__main__":
+    run()
