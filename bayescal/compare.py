@@ -16,7 +16,7 @@ import xarray as xr
 
 from bayescal.summary import summarize, term_labels
 
-__all__ = ["compare", "truth_series"]
+__all__ = ["compare", "method_name", "named_results", "truth_series"]
 
 
 def truth_series(truth: xr.Dataset | Mapping[str, float] | pd.Series) -> pd.Series:
@@ -28,6 +28,37 @@ def truth_series(truth: xr.Dataset | Mapping[str, float] | pd.Series) -> pd.Seri
             parts.update(zip(labels, np.asarray(da.values, dtype=float).ravel(), strict=True))
         return pd.Series(parts, dtype=float)
     return pd.Series(dict(truth), dtype=float)
+
+
+def method_name(result: Any) -> str:
+    """The method label of a fit: ``bayescal_method`` of a DataTree, ``method`` of an Estimate."""
+    if isinstance(result, xr.DataTree):
+        return str(result.attrs.get("bayescal_method", "nuts"))
+    name = getattr(result, "method", None)
+    if name is None:
+        raise TypeError(f"not a bayescal result: {type(result).__name__}; pass a DataTree from "
+                        "bayescal.fit or an Estimate from a frequentist twin")
+    return str(name)
+
+
+def named_results(results: tuple[Any, ...], named: Mapping[str, Any], *,
+                  caller: str = "leaderboard") -> dict[str, Any]:
+    """Fits by name, as :func:`bayescal.compare` names them (method, then ``_2``, ``_3``...)."""
+    out: dict[str, Any] = {}
+    for res in results:
+        base = name = method_name(res)
+        k = 2
+        while name in out:
+            name, k = f"{base}_{k}", k + 1
+        out[name] = res
+    for name, res in named.items():
+        if name in out:
+            raise ValueError(f"two fits are named {name!r}; pass distinct keyword names")
+        method_name(res)
+        out[name] = res
+    if not out:
+        raise ValueError(f"{caller} needs at least one fit")
+    return out
 
 
 def compare(
@@ -64,20 +95,8 @@ def compare(
         intersection over the shorter interval). Terms missing from a method are left empty
         for that method.
     """
-    tables: dict[str, pd.DataFrame] = {}
-    for res in results:
-        table = summarize(res, prob)
-        name = str(table["method"].iloc[0])
-        base, k = name, 2
-        while name in tables:
-            name, k = f"{base}_{k}", k + 1
-        tables[name] = table
-    for name, res in named.items():
-        if name in tables:
-            raise ValueError(f"two fits are named {name!r}; pass distinct keyword names")
-        tables[name] = summarize(res, prob)
-    if not tables:
-        raise ValueError("compare needs at least one fit")
+    tables = {name: summarize(res, prob)
+              for name, res in named_results(results, named, caller="compare").items()}
     order = list(dict.fromkeys(t for table in tables.values() for t in table.index))
     out = pd.DataFrame(index=pd.Index(order, name="term"))
     parameter = pd.Series(index=out.index, dtype=object)

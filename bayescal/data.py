@@ -685,8 +685,7 @@ def _cells(
 ) -> Comparisons:
     """Sum per-row (or per-cell) statistics into one cell per (judge, i, j, order)."""
     n_items = len(items)
-    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}
-    key = ((k * n_items + i) * n_items + j) * 3 + (o + 1)
+    key = _cell_key(n_items, k, i, j, o)
     uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
     rest, oo = np.divmod(uniq, 3)
     rest, jj = np.divmod(rest, n_items)
@@ -729,7 +728,7 @@ def _cell_key(
     n_items: int, k: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64],
     o: NDArray[np.int64],
 ) -> NDArray[np.int64]:
-    # the same key as _cells: order shifted from {-1, 0, 1} to {0, 1, 2}
+    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}
     return ((k * n_items + i) * n_items + j) * 3 + (o + 1)
 
 

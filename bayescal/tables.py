@@ -8,13 +8,13 @@ one row per item, best first. It is the table the ``bayescal`` command prints an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescal.compare import truth_series
+from bayescal.compare import method_name, named_results, truth_series
 from bayescal.contrasts import ranks
 from bayescal.summary import check_prob, summarize
 
@@ -22,36 +22,6 @@ if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
 
 __all__ = ["format_leaderboard", "leaderboard", "method_name", "named_results"]
-
-
-def method_name(result: Any) -> str:
-    """The method label of a fit: ``bayescal_method`` of a DataTree, ``method`` of an Estimate."""
-    if isinstance(result, xr.DataTree):
-        return str(result.attrs.get("bayescal_method", "nuts"))
-    name = getattr(result, "method", None)
-    if name is None:
-        raise TypeError(f"not a bayescal result: {type(result).__name__}; pass a DataTree from "
-                        "bayescal.fit or an Estimate from a frequentist twin")
-    return str(name)
-
-
-def named_results(results: tuple[Any, ...], named: Mapping[str, Any]) -> dict[str, Any]:
-    """Fits by name, as :func:`bayescal.compare` names them (method, then ``_2``, ``_3``...)."""
-    out: dict[str, Any] = {}
-    for res in results:
-        base = name = method_name(res)
-        k = 2
-        while name in out:
-            name, k = f"{base}_{k}", k + 1
-        out[name] = res
-    for name, res in named.items():
-        if name in out:
-            raise ValueError(f"two fits are named {name!r}; pass distinct keyword names")
-        method_name(res)
-        out[name] = res
-    if not out:
-        raise ValueError("leaderboard needs at least one fit")
-    return out
 
 
 def leaderboard(

@@ -50,7 +50,7 @@ from scipy.special import expit
 from bayescal import identify
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
-from bayescal.frequentist.low_rank_judges import check_rank
+from bayescal.frequentist.low_rank_judges import _cells, check_rank
 from bayescal.summary import term_labels
 
 __all__ = ["Problem", "calibration_lr_test", "fit", "gacv", "grid", "problem"]
@@ -160,15 +160,8 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
             "labels, or drop those human comparisons."
         )
     rank = check_rank(rank, llm.n_judges, llm.n_items)
-    if order_effects and not llm.has_order:
-        missing = int((llm.order == 0).sum())
-        raise DataError(
-            f"{missing} LLM cell(s) have no recorded display order; the order-effect model needs "
-            "+1/-1 in the 'order' column, or pass order_effects=False (DIAL-noPos)."
-        )
-    c = llm if order_effects else llm.collapse(order=True)
+    c = _cells(llm, order_effects)  # the judges' model's own cells (same check, same clusters)
     N = llm.n_items
-    cluster = np.unique((c.judge * N + c.item_i) * N + c.item_j, return_inverse=True)[1]
     h = human.collapse(order=True, judges=True)
     code = np.array([llm.items.index(x) for x in h.items], np.int64)
     hi, hj = code[h.item_i], code[h.item_j]
@@ -176,8 +169,8 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
     hy = np.where(flip, h.count - h.wins, h.wins)
     # Σ (1 - y_t)² = n - 2 Σ y + Σ y²
     hy2 = np.where(flip, h.count - 2 * h.wins + h.wins_sq, h.wins_sq)
-    p = Problem(tuple(llm.items), tuple(llm.judges), c.judge, c.item_i, c.item_j,
-                c.order.astype(np.float64), c.count, c.wins, c.wins_sq, cluster.astype(np.int64),
+    p = Problem(tuple(llm.items), tuple(llm.judges), c.k, c.i, c.j, c.a, c.n, c.y, c.y2,
+                c.cluster,
                 np.minimum(hi, hj), np.maximum(hi, hj), h.count.astype(np.float64),
                 hy.astype(np.float64), hy2.astype(np.float64), rank, space, order_effects)
     d = p.d

@@ -362,6 +362,18 @@ def _scores(params: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
     return np.outer(gamma, mu) + U @ V.T
 
 
+def _params_eta(params: Mapping[str, ArrayLike], data: Comparisons) -> tuple[
+        NDArray[np.float64], _Cells, NDArray[np.float64]]:
+    """S, the cells and η_c = S_ki − S_kj (+ a b_k when ``params`` has ``order_effect``)."""
+    S = _scores(params)
+    order = "order_effect" in params
+    c = _cells(data, order)
+    eta = S[c.k, c.i] - S[c.k, c.j]
+    if order:
+        eta = eta + c.a * np.asarray(params["order_effect"], dtype=np.float64)[c.k]
+    return S, c, eta
+
+
 def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
     r"""Log-likelihood kernel of the low-rank judge model at ``params``.
 
@@ -380,12 +392,7 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
         :math:`\sum_c [y_c\log\sigma(\eta_c) + (n_c - y_c)\log\sigma(-\eta_c)]`,
         :math:`\eta_c = S_{ki} - S_{kj} + a\,b_k` (model (1); the sum over raw verdicts).
     """
-    S = _scores(params)
-    order = "order_effect" in params
-    c = _cells(data, order)
-    eta = S[c.k, c.i] - S[c.k, c.j]
-    if order:
-        eta = eta + c.a * np.asarray(params["order_effect"], dtype=np.float64)[c.k]
+    _, c, eta = _params_eta(params, data)
     return _kernel(eta, c)
 
 
@@ -397,12 +404,8 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, ND
     dict
         ``ability``: ∂ℓ/∂S; ``order_effect``: ∂ℓ/∂b (when ``order_effect`` is given).
     """
-    S = _scores(params)
-    order = "order_effect" in params
-    c = _cells(data, order)
-    eta = S[c.k, c.i] - S[c.k, c.j]
-    if order:
-        eta = eta + c.a * np.asarray(params["order_effect"], dtype=np.float64)[c.k]
+    S, c, eta = _params_eta(params, data)
+    order = c.order
     resid = c.y - c.n * expit(eta)
     K, N = S.shape
     gS = (np.bincount(c.k * N + c.i, resid, K * N)

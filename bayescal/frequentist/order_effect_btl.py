@@ -39,7 +39,7 @@ from scipy.special import expit, log_expit
 from scipy.stats import norm
 
 from bayescal.data import Comparisons, DataError
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
 from bayescal.identify import require_order, require_order_effect_mle
 from bayescal.summary import check_prob, term_labels, wald_interval
 
@@ -259,7 +259,7 @@ def fit(
             _check_clusters(data.judges[k], n_cl, n_items)
             clusters += n_cl
             scores = x * (y - n * p)[:, None]
-            cov_free = inv @ _cluster_meat(scores, cl) @ inv
+            cov_free = inv @ cluster_meat(scores, cl, correction=False) @ inv
         else:
             cov_free = inv
         s[k] = basis @ theta[:-1]
@@ -298,16 +298,6 @@ def _check_clusters(judge: str, n_clusters: int, n_params: int) -> None:
             UserWarning,
             stacklevel=3,
         )
-
-
-def _cluster_meat(scores: NDArray[np.float64], clusters: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Cluster-robust meat Σ_g (Σ_{c∈g} score_c)(Σ_{c∈g} score_c)ᵀ, no small-sample factor.
-
-    To be folded into a shared ``_core.cluster_meat`` helper when one exists.
-    """
-    sums = np.zeros((int(clusters.max()) + 1, scores.shape[1]))
-    np.add.at(sums, clusters, scores)
-    return sums.T @ sums
 
 
 def _estimate(
