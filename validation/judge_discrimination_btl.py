@@ -27,8 +27,8 @@ The replicates run through :mod:`bayescal.studies` (study ``seed002_s4_coverage`
 dataset derives from (study, cell, replicate), so tables do not depend on ``--jobs`` or on a Dask
 cluster (``--scheduler``), and ``--parts DIR`` keeps partial results for a resumed rerun.
 Replicates whose MLE does not exist (IdentificationError: an item never wins/loses or the graph
-is disconnected; MLEBoundaryError: a judge's γ runs to 0 or ∞) are counted and reported per cell; MSEs and coverages are conditional
-on existence.
+is disconnected; MLEBoundaryError: a judge's γ runs to 0 or ∞) are counted and reported per
+cell; MSEs and coverages are conditional on existence.
 
 Run::
 
