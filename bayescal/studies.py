@@ -111,12 +111,15 @@ def replicate_seed(name: str, cell: Cell, replicate: int) -> int:
 def _run_block(name: str, fn: Callable[[dict[str, Any], int], pd.DataFrame], cell: dict[str, Any],
                reps: tuple[int, ...]) -> tuple[pd.DataFrame, float]:
     """Run replicates ``reps`` of one cell; returns their rows and the seconds spent inside fn."""
-    frames, inside = [], 0.0
+    bodies, replicate, seeds, errors, inside = [], [], [], [], 0.0
     for r in reps:
         seed = replicate_seed(name, cell, r)
         start = time.perf_counter()
         try:
-            rows = fn(dict(cell), seed)
+            try:
+                rows = fn(dict(cell), seed)
+            finally:
+                inside += time.perf_counter() - start
             if not isinstance(rows, pd.DataFrame):
                 raise TypeError(f"the study function returned {type(rows).__name__}, "
                                 "not a pandas DataFrame")
@@ -127,19 +130,21 @@ def _run_block(name: str, fn: Callable[[dict[str, Any], int], pd.DataFrame], cel
             if rows.empty:
                 raise StudyError("the study function returned no rows (return at least one row "
                                  "per replicate so that it is recorded as done)")
-            rows = rows.reset_index(drop=True).copy()
-            rows.insert(0, "error", "")
+            error = ""
         except Exception as exc:  # recorded as a row, never dropped
             last = traceback.extract_tb(exc.__traceback__)[-1:]
             where = f" (at {Path(last[0].filename).name}:{last[0].lineno})" if last else ""
-            rows = pd.DataFrame({"error": [f"{type(exc).__name__}: {exc}{where}"]})
-        inside += time.perf_counter() - start
-        rows.insert(0, "seed", np.int64(seed))
-        rows.insert(0, "replicate", np.int64(r))
-        for pos, (k, v) in enumerate(cell.items()):
-            rows.insert(pos, k, [v] * len(rows))
-        frames.append(rows)
-    return pd.concat(frames, ignore_index=True), inside
+            rows, error = pd.DataFrame(index=range(1)), f"{type(exc).__name__}: {exc}{where}"
+        bodies.append(rows.reset_index(drop=True))
+        replicate += [r] * len(rows)
+        seeds += [seed] * len(rows)
+        errors += [error] * len(rows)
+    # one frame per block, built once: per-replicate column inserts cost more than a fast fn
+    meta = {k: [v] * len(replicate) for k, v in cell.items()}
+    meta.update(replicate=np.asarray(replicate, np.int64), seed=np.asarray(seeds, np.int64),
+                error=errors)
+    body = pd.concat(bodies, ignore_index=True)
+    return pd.concat([pd.DataFrame(meta), body], axis=1), inside
 
 
 def _blocks(study: Study, missing: dict[str, set[int]],
