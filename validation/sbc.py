@@ -23,6 +23,12 @@ Mutations (the checks must catch them): ``loglik_x2`` fits with every count and 
 i.e. the fitted model's log-likelihood is twice the simulator's (the cell kernel is linear in
 (y, n)); ``prior_sd_x2`` draws θ̃ with twice the prior scale the fitted model uses.
 
+Entries: judge-discrimination BTL (4 items, 2 judges), order-effect BTL (4 items, 1 judge, both
+display orders), score calibration (4-point scale, 6 anchors per judge level; ``loglik_x2`` is not
+expressible there because the multinomial totals are graph constants). Not yet entries: the
+misclassification model (its observed label patterns depend on the data), low-rank judges and
+human calibration (not on main when this was written).
+
 Adding a model is one entry in ``ENTRIES``: a design, the identified quantities, a prior draw and
 a simulator (numpy, independent of the model's log-density).
 
@@ -69,7 +75,8 @@ class Entry:
     prior: Callable[[np.random.Generator, float], dict[str, NDArray[np.float64]]]
     simulate: Callable[[dict[str, NDArray], dict[str, NDArray[np.float64]], np.random.Generator],
                        NDArray[np.float64]]
-    scaled: tuple[str, ...] = ("count",)  # data scaled with the outcome in ``loglik_x2``
+    # data scaled with the outcome in ``loglik_x2``; None: that mutation is not expressible
+    scaled: tuple[str, ...] | None = ("count",)
 
 
 # ---------------------------------------------------------------------------- judge BTL
@@ -159,9 +166,49 @@ def _order_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float6
     return rng.binomial(data["count"].astype(np.int64), expit(eta)).astype(np.float64)
 
 
+# ---------------------------------------------------------------------------- score calibration
+SCALE, ANCHORS_PER_LEVEL = (1, 4), 6
+LEVELS = SCALE[1] - SCALE[0] + 1
+
+
+def _score_design() -> Any:
+    from bayescal.data import Ratings
+    from bayescal.models import score_calibration as sc
+
+    judge = np.repeat(np.arange(SCALE[0], SCALE[1] + 1), ANCHORS_PER_LEVEL)
+    design = Ratings.from_frame(pd.DataFrame({"judge": judge, "human": judge}), scale=SCALE)
+    return sc.build(design, sc.Priors())
+
+
+def _score_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
+    from bayescal.models import score_calibration as sc
+
+    p = sc.Priors()
+    assert p.cutpoint_sd and p.gap_log_sd and p.increment_log_sd
+    return {"cutpoint_first": rng.normal(0.0, scale * p.cutpoint_sd, 1),
+            "cutpoint_log_gap": rng.normal(0.0, scale * p.gap_log_sd, LEVELS - 2),
+            "log_increment": rng.normal(p.increment_log_mean, scale * p.increment_log_sd,
+                                        LEVELS - 1)}
+
+
+def _score_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
+                    rng: np.random.Generator) -> NDArray[np.float64]:
+    """Human-score counts per judge level: Multinomial(n_j, P(H = · | J = j)), cumulative logit."""
+    cut = truth["cutpoint_first"][0] + np.concatenate([[0.0],
+                                                       np.cumsum(np.exp(truth["cutpoint_log_gap"]))])
+    effect = np.concatenate([[0.0], np.cumsum(np.exp(truth["log_increment"]))])
+    cdf = expit(cut[None, :] - effect[:, None])
+    prob = np.diff(np.concatenate([np.zeros((LEVELS, 1)), cdf, np.ones((LEVELS, 1))], axis=1))
+    prob = np.clip(prob, 0.0, None)
+    return np.stack([rng.multinomial(ANCHORS_PER_LEVEL, row / row.sum()) for row in prob]
+                    ).astype(np.float64)
+
+
 ENTRIES: dict[str, Entry] = {
     "judge_discrimination_btl": Entry(_btl_design, _btl_prior, _btl_simulate),
     "order_effect_btl": Entry(_order_design, _order_prior, _order_simulate),
+    # the multinomial totals are constants of the graph, not data: no loglik_x2 here
+    "score_calibration": Entry(_score_design, _score_prior, _score_simulate, scaled=None),
 }
 
 
@@ -200,8 +247,10 @@ def prior_draw(cell: dict[str, Any], seed: int) -> pd.DataFrame:
     truth = entry.prior(rng, 2.0 if cell["mutation"] == "prior_sd_x2" else 1.0)
     outcome = entry.simulate(data, truth, rng)
     factor = 2.0 if cell["mutation"] == "loglik_x2" else 1.0
+    if entry.scaled is None and factor != 1.0:
+        raise ValueError(f"{cell['model']}: the loglik_x2 mutation needs the counts as data")
     fitted = compiled.with_data(sbc_outcome=factor * outcome,
-                                **{name: factor * data[name] for name in entry.scaled})
+                                **{name: factor * data[name] for name in entry.scaled or ()})
     trace = nutpie.sample(fitted, draws=POSTERIOR_DRAWS * THIN, tune=TUNE, chains=1,
                           seed=seed, progress_bar=False)
     rows = []
@@ -269,7 +318,8 @@ def verdicts(tests: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 def run(models: list[str], mutations: list[str], draws: int, workers: int,
         scheduler: str | None = None, parts: Path | None = None) -> pd.DataFrame:
-    cells = [{"model": m, "mutation": mu} for m in models for mu in mutations]
+    cells = [{"model": m, "mutation": mu} for m in models for mu in mutations
+             if mu != "loglik_x2" or ENTRIES[m].scaled is not None]
     return studies.run(studies.Study("sbc", cells, draws, prior_draw), workers=workers,
                        scheduler=scheduler, out=parts, chunk=5)
 
