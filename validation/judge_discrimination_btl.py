@@ -21,17 +21,21 @@ the population KL projection), so its coverage falls with T. The predicted cover
 unweighted intervals uses the bias s* − s0, the sandwich spread of ŝ and the model-based
 (Wald) standard error.
 
-The same replicates serve both parts: replicate r of a (N, K, T) cell is one dataset; the rate
-table uses replicates 0..R−1 and the coverage table 0..B−1. Replicates whose MLE does not exist
-(IdentificationError: an item never wins/loses or the graph is disconnected; MLEBoundaryError: a
-judge's γ runs to 0 or ∞) are counted and reported per cell; MSEs and coverages are conditional
-on existence.
+The same replicates serve both parts: replicate r of a (N, K, T) cell is one dataset (both models
+are fitted to every replicate); the rate table uses replicates 0..R−1 and the coverage table 0..B−1.
+The replicates run through :mod:`bayescal.studies` (study ``seed002_s4_coverage``): the seed of a
+dataset derives from (study, cell, replicate), so tables do not depend on ``--jobs`` or on a Dask
+cluster (``--scheduler``), and ``--parts DIR`` keeps partial results for a resumed rerun.
+Replicates whose MLE does not exist (IdentificationError: an item never wins/loses or the graph
+is disconnected; MLEBoundaryError: a judge's γ runs to 0 or ∞) are counted and reported per
+cell; MSEs and coverages are conditional on existence.
 
 Run::
 
     python validation/judge_discrimination_btl.py --quick          # CI smoke version (< 60 s)
     python validation/judge_discrimination_btl.py                  # full study
     python validation/judge_discrimination_btl.py --jobs 2 --out results/
+    python validation/judge_discrimination_btl.py --scheduler tcp://host:8786 --parts parts/
 
 BLAS threads: the twin's linear algebra is tiny (≤ 60 × 60), and a multi-threaded OpenBLAS on a
 busy 2-core machine made single fits up to 20× slower, so this script pins BLAS to one thread
@@ -47,11 +51,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from multiprocessing import get_context  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -61,7 +62,7 @@ from scipy.linalg import null_space  # noqa: E402
 from scipy.special import expit  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
-from bayescal import simulate  # noqa: E402
+from bayescal import simulate, studies  # noqa: E402
 from bayescal.frequentist import judge_discrimination_btl as twin  # noqa: E402
 from bayescal.frequentist._core import MLEBoundaryError  # noqa: E402
 from bayescal.identify import IdentificationError  # noqa: E402
@@ -171,17 +172,7 @@ def theory_unweighted(s0: NDArray[np.float64], g0: NDArray[np.float64]) -> Unwei
     return Unweighted(s, jac @ a_inv @ jac.T, jac @ a_inv @ b @ a_inv @ jac.T)
 
 
-# ---------------------------------------------------------------------------- one cell
-@dataclass(frozen=True)
-class Task:
-    n_items: int
-    n_judges: int
-    n_comparisons: int
-    reps: tuple[int, ...]
-    unweighted_below: int  # fit the unweighted BTL on replicates r < this
-    seed: int
-
-
+# ---------------------------------------------------------------------------- one replicate
 def _status(exc: Exception) -> str:
     if isinstance(exc, MLEBoundaryError):
         return "boundary"
@@ -190,63 +181,59 @@ def _status(exc: Exception) -> str:
     return f"error:{type(exc).__name__}"
 
 
-def run_task(task: Task) -> dict[str, object]:
-    """Fit every replicate of one chunk; failures are recorded, never dropped."""
-    truth = simulate.judge_discrimination_truth(
-        task.n_items, task.n_judges, random_seed=_seed(task.seed, task.n_items, task.n_judges))
-    n, m, r = task.n_items, task.n_judges, len(task.reps)
-    out: dict[str, object] = {
-        "reps": np.asarray(task.reps),
-        "ja_status": np.empty(r, dtype=object),
-        "ja_s": np.full((r, n), np.nan),
-        "ja_lg": np.full((r, m), np.nan),
-        "ja_se": np.full((r, n), np.nan),
-        "uw_status": np.empty(r, dtype=object),
-        "uw_s": np.full((r, n), np.nan),
-        "uw_se": np.full((r, n), np.nan),
-        "ja_warned": np.zeros(r, bool),
-        "uw_warned": np.zeros(r, bool),
-        "warning_kinds": set(),
-        "seconds": 0.0,
-    }
-    kinds = out["warning_kinds"]
-    assert isinstance(kinds, set)
-    ja_status, uw_status = out["ja_status"], out["uw_status"]
-    assert isinstance(ja_status, np.ndarray) and isinstance(uw_status, np.ndarray)
-    start = time.perf_counter()
-    for row, rep in enumerate(task.reps):
-        data = simulate.judge_discrimination_btl(
-            truth, task.n_comparisons, as_frame=False,
-            random_seed=_seed(task.seed, n, m, task.n_comparisons, rep))
-        assert data.items == tuple(truth["item"].values)  # codes index the truth's order
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                est = twin.fit(data, information="expected")
-                ja_status[row] = "ok"
-                out["ja_s"][row] = est.params["ability"].values  # type: ignore[index]
-                out["ja_lg"][row] = np.log(est.params["discrimination"].values)  # type: ignore[index]
-                out["ja_se"][row] = np.sqrt(np.diag(est.cov)[:n])  # type: ignore[index]
-            except Exception as exc:  # every failure is recorded by kind, never dropped
-                ja_status[row] = _status(exc)
-        out["ja_warned"][row] = bool(caught)  # type: ignore[index]
-        kinds.update(f"judge-aware {w.category.__name__}: {w.message}" for w in caught)
-        if rep >= task.unweighted_below:
-            uw_status[row] = "skipped"
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                est = twin.fit(data, discrimination=False, information="expected")
-                uw_status[row] = "ok"
-                out["uw_s"][row] = est.params["ability"].values  # type: ignore[index]
-                out["uw_se"][row] = np.sqrt(np.diag(est.cov)[:n])  # type: ignore[index]
-            except Exception as exc:
-                uw_status[row] = _status(exc)
-        out["uw_warned"][row] = bool(caught)  # type: ignore[index]
-        kinds.update(f"unweighted {w.category.__name__}: {w.message}" for w in caught)
-    out["seconds"] = time.perf_counter() - start
-    return out
+def _fit_rows(model: str, data: object, n: int, **kwargs: object) -> list[dict[str, object]]:
+    """Tidy rows of one fit: (model, kind, index, estimate, se), or one row for a failure."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est = twin.fit(data, information="expected", **kwargs)  # type: ignore[arg-type]
+        except Exception as exc:  # every failure is recorded by kind, never dropped
+            est, status = None, _status(exc)
+        else:
+            status = "ok"
+    label = "judge-aware" if model == "ja" else "unweighted"
+    said = " | ".join(f"{label} {w.category.__name__}: {w.message}" for w in caught)
+    base = {"model": model, "status": status, "warnings": said}
+    if est is None:
+        return [{**base, "kind": "", "index": -1, "estimate": np.nan, "se": np.nan}]
+    se = np.sqrt(np.diag(est.cov)[:n])
+    rows = [{**base, "kind": "s", "index": i, "estimate": float(v), "se": float(se[i])}
+            for i, v in enumerate(est.params["ability"].values)]
+    if model == "ja":
+        rows += [{**base, "kind": "logg", "index": k, "estimate": float(np.log(v)), "se": np.nan}
+                 for k, v in enumerate(est.params["discrimination"].values)]
+    return rows
+
+
+def replicate(cell: dict[str, int], seed: int) -> pd.DataFrame:
+    """One dataset of cell (N, K, T) drawn with the runner's seed; both twins fitted to it."""
+    n, m = cell["N"], cell["K"]
+    truth = simulate.judge_discrimination_truth(n, m, random_seed=_seed(cell["base_seed"], n, m))
+    data = simulate.judge_discrimination_btl(truth, cell["T"], as_frame=False, random_seed=seed)
+    assert data.items == tuple(truth["item"].values)  # codes index the truth's order
+    return pd.DataFrame(_fit_rows("ja", data, n) + _fit_rows("uw", data, n, discrimination=False))
+
+
+def _arrays(sub: pd.DataFrame, model: str, n_rep: int, n: int,
+            m: int) -> tuple[NDArray, NDArray, NDArray, NDArray, NDArray, set[str]]:
+    """status, s, log γ, se(s), warned per replicate of one model, from the tidy rows."""
+    status = np.full(n_rep, "missing", dtype=object)
+    s, se = np.full((n_rep, n), np.nan), np.full((n_rep, n), np.nan)
+    lg, warned = np.full((n_rep, m), np.nan), np.zeros(n_rep, bool)
+    crashed = sub[sub["error"] != ""]  # the runner caught something the script did not expect
+    status[crashed["replicate"].to_numpy()] = "error:" + crashed["error"].str.split(":").str[0]
+    rows = sub[(sub["error"] == "") & (sub["model"] == model)]
+    first = rows.groupby("replicate").first()
+    status[first.index.to_numpy()] = first["status"].to_numpy()
+    warned[first.index.to_numpy()] = (first["warnings"] != "").to_numpy()
+    kinds = {w for text in first["warnings"] if text for w in text.split(" | ")}
+    for kind, target, err in (("s", s, se), ("logg", lg, None)):
+        part = rows[rows["kind"] == kind]
+        r, i = part["replicate"].to_numpy(), part["index"].to_numpy().astype(int)
+        target[r, i] = part["estimate"].to_numpy()
+        if err is not None:
+            err[r, i] = part["se"].to_numpy()
+    return status, s, lg, se, warned, kinds
 
 
 # ---------------------------------------------------------------------------- study
@@ -274,32 +261,15 @@ def _slope(t: NDArray[np.int64], mse: NDArray[np.float64]) -> float:
 
 
 def study(configs: tuple[tuple[int, int], ...], grid: NDArray[np.int64], reps: int,
-          datasets: int, seed: int, jobs: int, chunk: int) -> dict[str, pd.DataFrame]:
+          datasets: int, seed: int, jobs: int, chunk: int, scheduler: str | None = None,
+          parts: Path | None = None) -> dict[str, pd.DataFrame]:
     n_rep = max(reps, datasets)
-    tasks = [
-        Task(n, m, int(t), tuple(range(lo, min(lo + chunk, n_rep))), datasets, seed)
-        for n, m in configs for t in grid for lo in range(0, n_rep, chunk)
-    ]
-    start = time.perf_counter()
-    results: list[dict[str, object]] = []
-
-    def progress(task: Task) -> None:  # one stderr line per finished (N, K, T) cell
-        if task.reps[-1] == n_rep - 1:
-            print(f"  done N={task.n_items} K={task.n_judges} T={task.n_comparisons} "
-                  f"({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
-
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-            for task, res in zip(tasks, pool.map(run_task, tasks), strict=True):
-                results.append(res)
-                progress(task)
-    else:
-        for task in tasks:
-            results.append(run_task(task))
-            progress(task)
-    wall = time.perf_counter() - start
-    fit_seconds = sum(float(r["seconds"]) for r in results)  # type: ignore[arg-type]
-    warning_kinds = sorted(set().union(*(r["warning_kinds"] for r in results)))  # type: ignore[arg-type]
+    cells = [{"N": n, "K": m, "T": int(t), "base_seed": seed} for n, m in configs for t in grid]
+    info = studies.RunInfo()
+    table = studies.run(studies.Study("seed002_s4_coverage", cells, n_rep, replicate),
+                        workers=jobs, scheduler=scheduler, out=parts, chunk=chunk, info=info)
+    wall, fit_seconds = info.wall_seconds, info.fn_seconds
+    warning_kinds: set[str] = set()
 
     rate_rows, cov_rows, truth_rows = [], [], []
     for n, m in configs:
@@ -316,19 +286,10 @@ def study(configs: tuple[tuple[int, int], ...], grid: NDArray[np.int64], reps: i
             "max_abs_s_star_minus_s0": float(np.max(np.abs(uw.s_star - s0))),
         })
         for t in grid:
-            parts = [r for task, r in zip(tasks, results, strict=True)
-                     if (task.n_items, task.n_judges, task.n_comparisons) == (n, m, t)]
-            rep_idx = np.concatenate([p["reps"] for p in parts])  # type: ignore[misc]
-            order = np.argsort(rep_idx)
-
-            def cat(key: str, parts: list[dict[str, object]] = parts,
-                    order: NDArray[np.int64] = order) -> NDArray:
-                return np.concatenate([p[key] for p in parts])[order]  # type: ignore[misc]
-
-            ja_status, ja_s, ja_lg, ja_se = (cat("ja_status"), cat("ja_s"), cat("ja_lg"),
-                                             cat("ja_se"))
-            uw_status, uw_s, uw_se = cat("uw_status"), cat("uw_s"), cat("uw_se")
-            ja_warned, uw_warned = cat("ja_warned"), cat("uw_warned")
+            sub = table[(table["N"] == n) & (table["K"] == m) & (table["T"] == t)]
+            ja_status, ja_s, ja_lg, ja_se, ja_warned, kinds_ja = _arrays(sub, "ja", n_rep, n, m)
+            uw_status, uw_s, _, uw_se, uw_warned, kinds_uw = _arrays(sub, "uw", n_rep, n, m)
+            warning_kinds |= kinds_ja | kinds_uw
 
             # ---- §4.1 rate, replicates 0..R-1
             sel = ja_status[:reps] == "ok"
@@ -384,10 +345,11 @@ def study(configs: tuple[tuple[int, int], ...], grid: NDArray[np.int64], reps: i
         for (n, m), g in rate.groupby(["N", "K"], sort=False)
     ])
     timing = pd.DataFrame([{"wall_seconds": wall, "fit_seconds_summed": fit_seconds,
-                            "jobs": jobs, "datasets_simulated": len(configs) * len(grid) * n_rep}])
+                            "jobs": "dask" if scheduler else str(jobs),
+                            "datasets_simulated": len(configs) * len(grid) * n_rep}])
     return {"slopes": slopes, "rate": rate, "coverage": pd.DataFrame(cov_rows),
             "truth": pd.DataFrame(truth_rows), "timing": timing,
-            "warnings": pd.DataFrame({"warning": warning_kinds})}
+            "warnings": pd.DataFrame({"warning": sorted(warning_kinds)})}
 
 
 # ---------------------------------------------------------------------------- printing
@@ -465,8 +427,7 @@ def report(tables: dict[str, pd.DataFrame], reps: int, datasets: int) -> None:
             print("  ", w)
     tm = tables["timing"].iloc[0]
     print(f"Time: {tm['wall_seconds']:.1f} s wall for {int(tm['datasets_simulated'])} datasets "
-          f"({tm['fit_seconds_summed']:.1f} s simulating+fitting summed over {int(tm['jobs'])} "
-          "job(s)).")
+          f"({tm['fit_seconds_summed']:.1f} s simulating+fitting summed over jobs = {tm['jobs']}).")
 
 
 def checks(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -499,6 +460,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="(N, K) list as 'N:K,N:K' (default 10:5,20:10,50:10)")
     parser.add_argument("--seed", type=int, default=2026, help="base seed (truth and data)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--scheduler", type=str, default=None,
+                        help="Dask scheduler address (tcp://host:8786): run the replicates there")
+    parser.add_argument("--parts", type=Path, default=None,
+                        help="folder for partial results; a rerun resumes from them")
     parser.add_argument("--out", type=Path, default=None, help="directory for CSV tables")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when slopes or judge-aware coverage leave loose bounds")
@@ -515,9 +480,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(grid) < 5:
         parser.error("the slope uses the last five T values: --points must be at least 5")
     print(f"seed 002 §4 validation: configs {list(configs)}, T = {grid.tolist()}, R = {reps}, "
-          f"B = {datasets}, seed {args.seed}, jobs {args.jobs}")
+          f"B = {datasets}, seed {args.seed}, "
+          f"{'scheduler ' + args.scheduler if args.scheduler else f'jobs {args.jobs}'}")
     sys.stdout.flush()
-    tables = study(configs, grid, reps, datasets, args.seed, args.jobs, chunk=25)
+    tables = study(configs, grid, reps, datasets, args.seed, args.jobs, chunk=25,
+                   scheduler=args.scheduler, parts=args.parts)
     report(tables, reps, datasets)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

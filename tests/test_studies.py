@@ -1,0 +1,121 @@
+"""The study runner (bayescal.studies): determinism, resume, failures, progress, Dask.
+
+Bugs these catch: seeds drawn from a shared generator in arrival order (tables then depend on the
+number of workers or on a cluster's scheduling); a rerun that recomputes or duplicates finished
+replicates; a raising replicate silently dropped; progress bars printed into CI logs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayescal import studies
+from tests._study_fns import normal_means
+
+CELLS = [{"mu": 0.0, "n": 20}, {"mu": 1.5, "n": 50}, {"mu": -2.0, "n": 5}]
+
+
+def _study(name: str = "demo", reps: int = 7, cells: list | None = None) -> studies.Study:
+    return studies.Study(name, cells or CELLS, reps, normal_means)
+
+
+@pytest.fixture(scope="module")
+def serial() -> pd.DataFrame:
+    return studies.run(_study(), workers=1, chunk=3)
+
+
+def test_table_layout_and_seed_rule(serial: pd.DataFrame) -> None:
+    """Every (cell, replicate) is there once, in grid order, seeded by replicate_seed."""
+    assert list(serial.columns[:5]) == ["mu", "n", "replicate", "seed", "error"]
+    assert len(serial) == len(CELLS) * 7 * 2
+    assert (serial["error"] == "").all()
+    first = serial[(serial["mu"] == 1.5) & (serial["replicate"] == 4)]
+    seed = studies.replicate_seed("demo", {"mu": 1.5, "n": 50}, 4)
+    assert (first["seed"] == seed).all()
+    x = np.random.default_rng(seed).normal(1.5, 1.0, size=50)
+    assert first["value"].iloc[0] == x.mean()
+
+
+def test_seeds_differ_across_study_cell_and_replicate() -> None:
+    """A seed rule that ignored the name, the cell or the replicate would repeat datasets."""
+    seeds = {studies.replicate_seed(name, c, r) for name in ("a", "b") for c in CELLS
+             for r in range(50)}
+    assert len(seeds) == 2 * len(CELLS) * 50
+    # key order of a cell does not matter; its values do
+    assert studies.replicate_seed("a", {"n": 20, "mu": 0.0}, 0) == \
+        studies.replicate_seed("a", {"mu": 0.0, "n": 20}, 0)
+
+
+def test_processes_and_chunking_give_identical_tables(serial: pd.DataFrame) -> None:
+    """Two spawned processes with another block size reproduce the in-process table bit for bit."""
+    parallel = studies.run(_study(), workers=2, chunk=2)
+    pd.testing.assert_frame_equal(parallel, serial, check_exact=True)
+
+
+def test_failures_are_rows_with_their_error() -> None:
+    cells = [{"mu": 0.0, "n": 10, "fail_odd": True}]
+    table = studies.run(_study("fails", 12, cells), workers=1)
+    odd = table["seed"] % 2 == 1
+    assert odd.any() and (~odd).any()
+    assert table.loc[odd, "error"].str.startswith("FloatingPointError: odd seed").all()
+    assert table.loc[odd, "value"].isna().all()
+    assert (table.loc[~odd, "error"] == "").all()
+    assert sorted(set(table["replicate"])) == list(range(12))  # none dropped
+
+
+def test_resume_runs_only_what_is_missing(tmp_path: Path, serial: pd.DataFrame) -> None:
+    """Kill a run half-way (drop some parts): the rerun computes only the missing replicates."""
+    info = studies.RunInfo()
+    first = studies.run(_study(), workers=1, chunk=3, out=tmp_path, info=info)
+    pd.testing.assert_frame_equal(first, serial, check_exact=True)
+    assert info.ran == 21 and info.resumed == 0
+    parts = sorted((tmp_path / "demo").glob("part-*.parquet"))
+    assert len(parts) == 9  # 3 cells × blocks of 3, 3, 1
+    for p in parts[::2]:
+        p.unlink()
+    info = studies.RunInfo()
+    again = studies.run(_study(), workers=1, chunk=3, out=tmp_path, info=info)
+    assert 0 < info.ran < 21 and info.ran + info.resumed == 21
+    pd.testing.assert_frame_equal(again, serial, check_exact=True)
+    info = studies.RunInfo()
+    studies.run(_study(), workers=1, out=tmp_path, info=info)
+    assert info.ran == 0 and info.resumed == 21
+
+
+def test_foreign_parts_are_refused(tmp_path: Path) -> None:
+    studies.run(_study(), workers=1, out=tmp_path)
+    other = studies.Study("demo", [{"mu": 9.0, "n": 3}], 2, normal_means)
+    with pytest.raises(studies.StudyError, match="another study definition"):
+        studies.run(other, workers=1, out=tmp_path)
+
+
+def test_bad_definitions_are_refused() -> None:
+    with pytest.raises(studies.StudyError, match="twice"):
+        studies.Study("x", [{"a": 1}, {"a": 1}], 2, normal_means)
+    with pytest.raises(studies.StudyError, match="reserved"):
+        studies.Study("x", [{"seed": 1}], 2, normal_means)
+    with pytest.raises(studies.StudyError, match="JSON scalar"):
+        studies.Study("x", [{"a": [1, 2]}], 2, normal_means)
+
+
+def test_progress_is_off_under_pytest(capsys: pytest.CaptureFixture[str]) -> None:
+    studies.run(_study("quiet", 2), workers=1)
+    assert capsys.readouterr().err == ""
+    studies.run(_study("loud", 2), workers=1, progress=True)
+    assert "loud: 6/6 replicates" in capsys.readouterr().err
+
+
+def test_local_dask_cluster_gives_identical_table(serial: pd.DataFrame) -> None:
+    """A 2-worker distributed.LocalCluster reproduces the local table bit for bit."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = studies.run(_study(), scheduler=client, chunk=2)
+        by_address = studies.run(_study(), scheduler=cluster.scheduler_address, chunk=4)
+    pd.testing.assert_frame_equal(on_dask, serial, check_exact=True)
+    pd.testing.assert_frame_equal(by_address, serial, check_exact=True)
