@@ -280,7 +280,9 @@ def test_a_judge_the_shared_space_cannot_identify_is_named(data):
                           "item_b": ["item_01", "item_02"], "order": 1, "count": 5.0,
                           "outcome": [0.6, 0.4]})
     cols = ["judge", "item_a", "item_b", "order", "count", "outcome"]
-    d = Comparisons.from_frame(pd.concat([frame[cols], extra[cols]], ignore_index=True))
+    # cells written back as (count, share of wins) rows: fractional outcomes by construction
+    d = Comparisons.from_frame(pd.concat([frame[cols], extra[cols]], ignore_index=True),
+                               fractional=True)
     with pytest.raises(IdentificationError, match="judge_x"):
         lrf.fit(d, RANK)
 
