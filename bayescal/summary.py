@@ -58,7 +58,7 @@ def wald_interval(
     * ``wald``: ``estimate ± z se``.
     * ``wald-logit`` (probabilities): the estimate is clamped to [1e-6, 1 - 1e-6] and the
       standard error is carried to the logit scale by the delta method, se / (θ(1 - θ))
-      (seed 001, §2.3).
+      (seed 001, §2.3); an estimate of exactly 0 or 1 stays inside its interval.
     * ``wald-log`` (positive parameters such as a discrimination γ): ``exp(log θ ± z se/θ)``,
       with se(log θ) = se/θ by the delta method. The interval stays positive and always
       contains θ; a non-positive estimate is refused (it is not on this scale).
@@ -72,7 +72,12 @@ def wald_interval(
     if kind == "wald-logit":
         t = np.clip(est, 1e-6, 1 - 1e-6)
         half = z * s / (t * (1 - t))
-        return expit(logit(t) - half), expit(logit(t) + half)
+        lower, upper = expit(logit(t) - half), expit(logit(t) + half)
+        # an estimate on the edge of [0, 1] (a Rogan-Gladen estimate clipped to 1) is moved by
+        # the clamp; the interval is widened to keep it rather than exclude it by 1e-6
+        inside = (est >= 0) & (est <= 1)
+        return (np.where(inside, np.minimum(lower, est), lower),
+                np.where(inside, np.maximum(upper, est), upper))
     if kind == "wald-log":
         if not np.all(est > 0):
             raise ValueError(

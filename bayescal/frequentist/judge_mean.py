@@ -542,7 +542,7 @@ def binary_from_counts(
     dict
         Per method a dict of arrays of the counts' broadcast shape: ``estimate``, ``variance``,
         ``se``, ``lower``, ``upper`` (logit-scale Wald at ``prob``; plain Wald where the estimate
-        is outside [1e-6, 1 - 1e-6], as :func:`_interval_kind`) — NaN where undefined — and
+        is outside [0, 1], as :func:`_interval_kind`) — NaN where undefined — and
         ``reason`` (int8 codes of :data:`REASONS`; 0 = defined).
     """
     chosen = _chosen(methods, BINARY_METHODS, prob)
@@ -631,7 +631,7 @@ def target(labels: Labels) -> tuple[str, str]:
     (θ is a probability; logit-scale Wald interval, seed 001 §5.2) and ``("mean", "wald")``
     otherwise (plain Wald, as the seed's code does for non-binary outcomes). This is the one
     place where that rule lives. (:func:`_interval_kind` falls back to plain Wald for a
-    prevalence estimate outside (0, 1), whose logit interval would exclude it.)
+    prevalence estimate outside [0, 1], whose logit interval would exclude it.)
 
     Raises
     ------
@@ -657,16 +657,16 @@ def target(labels: Labels) -> tuple[str, str]:
 
 
 def _interval_kind(name: str, value: ArrayLike) -> NDArray[np.bool_]:
-    """Where the logit interval of a prevalence applies: the estimate inside the clamp
-    [1e-6, 1 - 1e-6] of :func:`bayescal.summary.wald_interval`. Outside it (a PPI estimate
-    below 0, a Rogan–Gladen estimate clipped to 1) the clamp would move the estimate and the
-    interval would exclude it, so the plain Wald interval is used there."""
+    """Where the logit interval of a prevalence applies: the estimate inside [0, 1] (the logit
+    interval of :func:`bayescal.summary.wald_interval` keeps an estimate of exactly 0 or 1,
+    such as a Rogan–Gladen estimate clipped to 1). Outside it (a PPI estimate below 0) a
+    logit interval would exclude the estimate, so the plain Wald interval is used there."""
     v = np.asarray(value, dtype=np.float64)
-    out: NDArray[np.bool_] = (name == "prevalence") & (v >= 1e-6) & (v <= 1 - 1e-6)
+    out: NDArray[np.bool_] = (name == "prevalence") & (v >= 0) & (v <= 1)
     return out
 
 
-_PLAIN_WALD_NOTE = ("estimate outside (0, 1): plain Wald interval (the logit interval would "
+_PLAIN_WALD_NOTE = ("estimate outside [0, 1]: plain Wald interval (the logit interval would "
                     "exclude the estimate)")
 
 
