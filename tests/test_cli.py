@@ -194,10 +194,10 @@ def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
     truth = simulate.low_rank_judges_truth(6, 4, 1, random_seed=2)
     frame = simulate.low_rank_judges(truth, 3000, random_seed=4).to_frame()
     frame = frame.rename(columns={"item_i": "item_a", "item_j": "item_b"})
-    frame["outcome"] = frame["wins"] / frame["count"]
+    frame["outcome"] = frame["wins"] / frame["count"]  # win shares: needs --fractional
     path = tmp_path / "cells.csv"
     frame[["judge", "item_a", "item_b", "order", "count", "outcome"]].to_csv(path, index=False)
-    code = main(["fit", "low-rank-judges", str(path), "--rank", "1", "--method", "mle",
+    code = main(["fit", "low-rank-judges", str(path), "--rank", "1", "--method", "mle", "--fractional",
                  "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0
@@ -206,5 +206,5 @@ def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
         assert term in out
     assert (tmp_path / "out" / "summary.csv").is_file()
     for bad in ([], ["--rank", "0"], ["--rank", "4"]):
-        assert main(["fit", "low-rank-judges", str(path), "--method", "mle", *bad]) == 2
+        assert main(["fit", "low-rank-judges", str(path), "--method", "mle", "--fractional", *bad]) == 2
         assert "rank" in capsys.readouterr().err
