@@ -333,3 +333,14 @@ def test_fuzz_score_calibration_build(case: tuple) -> None:
     if model is not None:
         lp = model.compile_logp()(model.initial_point())
         assert math.isfinite(lp), f"log density {lp} at the initial point"
+
+
+# ----------------------------------------------------------------------------- regressions
+@pytest.mark.parametrize("where", ["y_cal", "yhat_cal", "yhat_test"])
+def test_labels_from_arrays_text_label_is_data_error(where: str) -> None:
+    """Found by the fuzzer: a text label ("yes") in an array leaked numpy's ValueError from
+    ``np.asarray(float)``; it must be a DataError naming the array and the position."""
+    args = {"y_cal": [0, 1], "yhat_cal": [0, 1], "yhat_test": [1, 0, 1]}
+    args[where] = [*args[where][:-1], "yes"]
+    with pytest.raises(DataError, match=rf"{where} must hold numbers; positions \[\d\]"):
+        Labels.from_arrays(args["y_cal"], args["yhat_cal"], args["yhat_test"])
