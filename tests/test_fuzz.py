@@ -10,13 +10,13 @@ found.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import pandas as pd
+import pymc as pm
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from bayescal.calibration.protocol import default_methods
@@ -37,10 +37,12 @@ FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None
 BUILD = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
-# a small pool of odd labels so that collisions (1 vs 1.0 vs "1", "a" vs " a") are frequent
-ODD_LABELS = ["a", " a", "b ", "c", 1, 1.0, "1", 2, 2.5, "é", "模型", "", "  ", None,
-              float("nan"), True]
-NICE_LABELS = ["a", "b", "c", "d"]
+# Labels that are odd but valid (normalised with a warning: whitespace, 1 vs 1.0 vs "1",
+# unicode, bools) and labels that are invalid (missing, blank). Each example draws which odd
+# kinds it contains, so most examples get past validation and reach the estimators.
+ODD_LABELS = [" a", "b ", "c", 1, 1.0, "1", 2, 2.5, "é", "模型", True, "a"]
+BAD_LABELS = [None, float("nan"), "", "  "]
+NICE_LABELS = ["a", "b", "c", "d", "e"]
 
 
 def _finite_estimate(est: Estimate) -> None:
@@ -52,43 +54,76 @@ def _finite_estimate(est: Estimate) -> None:
     assert not np.any(np.isnan(est.cov)), f"{est.method}: NaN in the covariance"
 
 
+def _check_model(model: object) -> None:
+    """A built model (build only: compiling a log density per example costs ~1-6 s) has a
+    finite initial point and finite observed data."""
+    if model is None:
+        return
+    assert isinstance(model, pm.Model)
+    for name, value in model.initial_point().items():
+        assert np.all(np.isfinite(value)), f"initial point {name}={value}"
+    for rv in model.observed_RVs:
+        data = model.rvs_to_values[rv].data if hasattr(model.rvs_to_values[rv], "data") else None
+        if data is not None:
+            assert np.all(np.isfinite(np.asarray(data, dtype=np.float64))), f"observed {rv.name}"
+
+
 def _run(fn, *args, **kwargs):
     """Call ``fn``; the library's own errors end the case (returned as None)."""
+    name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{fn.__qualname__}"
     try:
-        return fn(*args, **kwargs)
-    except OWN_ERRORS:
+        out = fn(*args, **kwargs)
+    except OWN_ERRORS as err:
+        event(f"{name}: {type(err).__name__}")
         return None
+    event(f"{name}: result")
+    return out
 
 
 # ----------------------------------------------------------------------------- Comparisons
 @st.composite
 def comparison_frames(draw: st.DrawFn, odd: bool = True) -> tuple[pd.DataFrame, bool]:
-    pool = ODD_LABELS if odd else NICE_LABELS
+    """A verdict frame; with ``odd`` each kind of oddity is switched on per example."""
+    flag = (lambda: draw(st.integers(0, 3)) == 0) if odd else (lambda: False)
+    pool = ODD_LABELS if odd and draw(st.booleans()) else NICE_LABELS
+    if flag():
+        pool = pool + BAD_LABELS
     n_items = draw(st.integers(1, 5))
     items = draw(st.lists(st.sampled_from(pool), min_size=n_items, max_size=n_items))
     n = draw(st.integers(1, 10))
-    a = draw(st.lists(st.sampled_from(items), min_size=n, max_size=n))
-    b = draw(st.lists(st.sampled_from(items), min_size=n, max_size=n))
+    first = draw(st.lists(st.integers(0, n_items - 1), min_size=n, max_size=n))
+    # the second item differs in position (labels may still coincide after normalisation)
+    step = draw(st.lists(st.integers(1, max(n_items - 1, 1)), min_size=n, max_size=n))
+    a = [items[i] for i in first]
+    b = [items[(i + d) % n_items] for i, d in zip(first, step, strict=True)]
+    fractional = draw(st.booleans())
     outcome_pool: list[object] = [0, 1, 0.5]
-    if odd:
-        outcome_pool += ["tie", "model_a", "b", 0.3, 2, None, "x"]
-    all_ties = draw(st.booleans())
-    outcome = [0.5] * n if all_ties else draw(
-        st.lists(st.sampled_from(outcome_pool), min_size=n, max_size=n))
+    if fractional:
+        outcome_pool += [0.3, 0.99]
+    if flag():
+        outcome_pool += ["tie", "model_a", "b", "draw", 2, None, "x", -0.1]
+    if draw(st.integers(0, 4)) == 0:
+        outcome = [0.5] * n  # all ties
+    else:
+        outcome = draw(st.lists(st.sampled_from(outcome_pool), min_size=n, max_size=n))
     df = pd.DataFrame({"item_a": a, "item_b": b, "outcome": outcome})
     if draw(st.booleans()):
-        jpool = ["j1", "j2", " j1", 1, None] if odd else ["j1", "j2"]
+        jpool = ["j1", "j2"] + ([" j1", 1, 1.0, "1"] if odd else [])
+        if flag():
+            jpool += [None, ""]
         df["judge"] = draw(st.lists(st.sampled_from(jpool), min_size=n, max_size=n))
     if draw(st.booleans()):
-        opool = [1, -1, 0, None] if odd else [1, -1]
+        opool: list[object] = [1, -1] + ([0, None, "1"] if flag() else [])
         df["order"] = draw(st.lists(st.sampled_from(opool), min_size=n, max_size=n))
     if draw(st.booleans()):
-        cpool = [1, 2, 1e9, 1e-9, 0.5, 3] + ([0, -1, None] if odd else [])
+        cpool: list[object] = [1, 2, 1e9, 3] + ([1e-9, 0.5] if fractional else [])
+        if flag():
+            cpool += [0, -1, None, 1.5, np.inf]
         df["count"] = draw(st.lists(st.sampled_from(cpool), min_size=n, max_size=n))
     dup = draw(st.integers(0, 2))
     if dup:
         df = pd.concat([df] * (dup + 1), ignore_index=True)
-    return df, draw(st.booleans())
+    return df, fractional
 
 
 def _comparisons(df: pd.DataFrame, fractional: bool) -> Comparisons | None:
@@ -133,8 +168,11 @@ def test_fuzz_comparisons_from_codes(n_items: int, n_judges: int, n: int,
 
     Catches: a weight of 1e9 or 1e-9 giving a singular information that is inverted to NaN.
     """
-    codes = st.lists(st.integers(-1, n_items), min_size=n, max_size=n)
-    ia, ib = data.draw(codes), data.draw(codes)
+    ia = data.draw(st.lists(st.integers(0, n_items - 1), min_size=n, max_size=n))
+    step = data.draw(st.lists(st.integers(1, n_items - 1), min_size=n, max_size=n))
+    ib = [(i + d) % n_items for i, d in zip(ia, step, strict=True)]
+    if data.draw(st.integers(0, 4)) == 0:  # an out-of-range code or a self-comparison
+        ib[0] = data.draw(st.sampled_from([-1, n_items, ia[0]]))
     k = data.draw(st.lists(st.integers(0, n_judges - 1), min_size=n, max_size=n))
     fractional = data.draw(st.booleans())
     y = data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 0.25] if fractional else
@@ -170,21 +208,25 @@ def test_fuzz_comparisons_build(case: tuple[pd.DataFrame, bool]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for fn in (jdb.build, oe.build):
-            model = _run(fn, data)
-            if model is not None:
-                lp = model.compile_logp()(model.initial_point())
-                assert np.isfinite(lp), f"{fn.__module__}: log density {lp} at the initial point"
+            _check_model(_run(fn, data))
 
 
 # ----------------------------------------------------------------------------- Labels
-LABEL_VALUES = [0, 1, 0.5, 2, -1, 1e9, np.nan, None, "1", "yes", " 0"]
+# kinds of label sets: binary, discrete/continuous, extreme, and invalid (missing, text)
+LABEL_POOLS = {
+    "binary": [0, 1],
+    "discrete": [0, 1, 2, 0.5],
+    "extreme": [0, 1, 1e9, -1e9, 1e-300],
+    "invalid": [0, 1, np.nan, None, "yes", " 0", "1"],
+}
 
 
 @st.composite
 def label_arrays(draw: st.DrawFn, odd: bool = True) -> tuple:
-    pool = LABEL_VALUES if odd else [0, 1]
-    m = draw(st.integers(0 if odd else 1, 8))
-    n = draw(st.integers(0 if odd else 1, 8))
+    kind = draw(st.sampled_from(list(LABEL_POOLS) if odd else ["binary"]))
+    pool = LABEL_POOLS[kind]
+    m = draw(st.integers(0 if odd else 1, 10))
+    n = draw(st.integers(0 if odd else 1, 10))
     k = draw(st.integers(1, 2))
     y = draw(st.lists(st.sampled_from(pool), min_size=m, max_size=m))
     hc = [draw(st.lists(st.sampled_from(pool), min_size=k, max_size=k)) for _ in range(m)]
@@ -235,15 +277,18 @@ def test_fuzz_labels_from_arrays(case: tuple) -> None:
 @given(st.integers(1, 12), st.data())
 def test_fuzz_labels_from_frame(n: int, data: st.DataObject) -> None:
     """Frames with missing human labels (the test split), odd values and a labelled mask."""
-    pool = LABEL_VALUES
+    pool = LABEL_POOLS[data.draw(st.sampled_from(list(LABEL_POOLS)))]
+    # None/NaN in the human column marks a test item, so the human column also draws them
     df = pd.DataFrame({
-        "human": data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)),
+        "human": data.draw(st.lists(st.sampled_from([*pool, None]), min_size=n, max_size=n)),
         "judge": data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)),
     })
     labelled = None
     if data.draw(st.booleans()):
-        df["lab"] = data.draw(st.lists(st.sampled_from([True, False, 0, 1, None, "x"]),
-                                       min_size=n, max_size=n))
+        mask_pool: list[object] = [True, False, 0, 1]
+        if data.draw(st.integers(0, 3)) == 0:
+            mask_pool += [None, "x"]
+        df["lab"] = data.draw(st.lists(st.sampled_from(mask_pool), min_size=n, max_size=n))
         labelled = "lab"
     labels = _run(Labels.from_frame, df, labelled=labelled)
     if labels is not None:
@@ -261,10 +306,7 @@ def test_fuzz_misclassification_build(case: tuple) -> None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = _run(mis.build, labels)
-    if model is not None:
-        lp = model.compile_logp()(model.initial_point())
-        assert np.isfinite(lp), f"log density {lp} at the initial point"
+        _check_model(_run(mis.build, labels))
 
 
 # ----------------------------------------------------------------------------- Ratings
@@ -273,14 +315,17 @@ SCALES = [(1, 5), (0, 1), (1, 3), (-2, 2), (0, 10)]
 
 @st.composite
 def ratings_cases(draw: st.DrawFn, odd: bool = True) -> tuple:
-    scale = draw(st.sampled_from(SCALES + ([(1, 1), (5, 1), (1.5, 3)] if odd else [])))
+    flag = (lambda: draw(st.integers(0, 3)) == 0) if odd else (lambda: False)
+    scale = draw(st.sampled_from(SCALES + ([(1, 1), (5, 1), (1.5, 3)] if flag() else [])))
     lo, hi = scale
-    n = draw(st.integers(0 if odd else 1, 10))
+    n = draw(st.integers(0 if odd else 1, 12))
+    # a narrow band of levels makes single-level and single-anchor sets frequent
     on = list(range(int(lo), int(hi) + 1))
-    pool = on + ([lo - 1, hi + 1, 2.5, np.nan, 1e9] if odd else [])
-    judge = draw(st.lists(st.sampled_from(on + ([np.nan, 2.5, hi + 1] if odd else [])),
-                          min_size=n, max_size=n))
-    human = draw(st.lists(st.sampled_from(pool + [np.nan]), min_size=n, max_size=n))
+    band = on[: draw(st.integers(1, len(on)))] if on else on
+    jpool = band + ([np.nan, 2.5, hi + 1] if flag() else [])
+    hpool = on + [np.nan] + ([lo - 1, 2.5, 1e9] if flag() else [])
+    judge = draw(st.lists(st.sampled_from(jpool), min_size=n, max_size=n)) if jpool else []
+    human = draw(st.lists(st.sampled_from(hpool), min_size=n, max_size=n))
     return scale, judge, human
 
 
@@ -329,10 +374,7 @@ def test_fuzz_score_calibration_build(case: tuple) -> None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = _run(sc.build, ratings)
-    if model is not None:
-        lp = model.compile_logp()(model.initial_point())
-        assert math.isfinite(lp), f"log density {lp} at the initial point"
+        _check_model(_run(sc.build, ratings))
 
 
 # ----------------------------------------------------------------------------- regressions
