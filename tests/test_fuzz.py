@@ -27,6 +27,10 @@ from bayescal.frequentist import misclassification as mis_twin
 from bayescal.frequentist import order_effect_btl as oe_twin
 from bayescal.frequentist import score_calibration as sc_twin
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.models import judge_discrimination_btl as jdb
+from bayescal.models import misclassification as mis
+from bayescal.models import order_effect_btl as oe
+from bayescal.models import score_calibration as sc
 
 OWN_ERRORS = (DataError, MLEBoundaryError, judge_mean.EstimatorUndefined)
 
@@ -34,7 +38,10 @@ OWN_ERRORS = (DataError, MLEBoundaryError, judge_mean.EstimatorUndefined)
 # constructing a model graph is still ~50-200 ms)
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-BUILD = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+# every calibrator refits per example (some take ~100 ms), so fewer examples
+RATINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+BUILD = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 # Labels that are odd but valid (normalised with a warning: whitespace, 1 vs 1.0 vs "1",
@@ -52,6 +59,10 @@ def _finite_estimate(est: Estimate) -> None:
         vals = np.asarray(da.values, dtype=np.float64)
         assert np.all(np.isfinite(vals)), f"{est.method}: non-finite estimate {name}={vals}"
     assert not np.any(np.isnan(est.cov)), f"{est.method}: NaN in the covariance"
+    table = est.summary()
+    shown = table[table["interval"] != "none"]
+    numbers = shown[["estimate", "se", "lower", "upper"]].to_numpy(np.float64)
+    assert not np.any(np.isnan(numbers)), f"{est.method}: NaN in an interval row\n{shown}"
 
 
 def _check_model(model: object) -> None:
@@ -120,6 +131,9 @@ def comparison_frames(draw: st.DrawFn, odd: bool = True) -> tuple[pd.DataFrame, 
         if flag():
             cpool += [0, -1, None, 1.5, np.inf]
         df["count"] = draw(st.lists(st.sampled_from(cpool), min_size=n, max_size=n))
+    if draw(st.integers(0, 3)) == 0:
+        cpool2: list[object] = ["q1", "q2", 3, " q1"] + ([None] if flag() else [])
+        df["battle"] = draw(st.lists(st.sampled_from(cpool2), min_size=n, max_size=n))
     dup = draw(st.integers(0, 2))
     if dup:
         df = pd.concat([df] * (dup + 1), ignore_index=True)
@@ -129,19 +143,24 @@ def comparison_frames(draw: st.DrawFn, odd: bool = True) -> tuple[pd.DataFrame, 
 def _comparisons(df: pd.DataFrame, fractional: bool) -> Comparisons | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _run(Comparisons.from_frame, df, fractional=fractional)
+        cluster = "battle" if "battle" in df.columns else None
+        return _run(Comparisons.from_frame, df, fractional=fractional, cluster=cluster)
 
 
 def _comparison_twins(data: Comparisons) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for kwargs in ({}, {"discrimination": False}, {"information": "sandwich"}):
+        for kwargs in ({}, {"discrimination": False}, {"information": "sandwich"},
+                       {"penalty": jdb.Priors()}) + (
+                           ({"information": "cluster"},) if data.clusters else ()):
             est = _run(jdb_twin.fit, data, **kwargs)
             if est is not None:
                 _finite_estimate(est)
-        est = _run(oe_twin.fit, data)
-        if est is not None:
-            _finite_estimate(est)
+        for kwargs in ({}, {"penalty": oe.Priors()}) + (
+                ({"information": "cluster"},) if data.clusters else ()):
+            est = _run(oe_twin.fit, data, **kwargs)
+            if est is not None:
+                _finite_estimate(est)
 
 
 @FAST
@@ -198,9 +217,6 @@ def test_fuzz_comparisons_build(case: tuple[pd.DataFrame, bool]) -> None:
     Catches: a build that hands PyTensor an empty or mis-shaped cell array (a shape error from
     PyTensor instead of a DataError naming the problem).
     """
-    from bayescal.models import judge_discrimination_btl as jdb
-    from bayescal.models import order_effect_btl as oe
-
     df, fractional = case
     data = _comparisons(df, fractional)
     if data is None:
@@ -254,9 +270,10 @@ def _label_twins(labels: Labels) -> None:
                 undefined = ~np.isfinite(table["estimate"].to_numpy(np.float64))
                 assert (table.loc[undefined, "note"].astype(str).str.len() > 0).all(), \
                     f"NaN estimate without a reason:\n{table}"
-        est = _run(mis_twin.fit, labels)
-        if est is not None:
-            _finite_estimate(est)
+        for kwargs in ({}, {"algorithm": "em"}, {"penalty": mis.Priors()}):
+            est = _run(mis_twin.fit, labels, **kwargs)
+            if est is not None:
+                _finite_estimate(est)
 
 
 @FAST
@@ -299,8 +316,6 @@ def test_fuzz_labels_from_frame(n: int, data: st.DataObject) -> None:
 @given(label_arrays(odd=False))
 def test_fuzz_misclassification_build(case: tuple) -> None:
     """The misclassification PyMC build on random binary labels: own error or a finite model."""
-    from bayescal.models import misclassification as mis
-
     labels = _labels_from_arrays(*case)
     if labels is None:
         return
@@ -329,14 +344,21 @@ def ratings_cases(draw: st.DrawFn, odd: bool = True) -> tuple:
     return scale, judge, human
 
 
-def _ratings(scale, judge, human) -> Ratings | None:
-    return _run(Ratings.from_arrays, np.asarray(judge, float), np.asarray(human, float),
-                scale=scale)
+def _ratings(scale, judge, human, text: bool = False) -> Ratings | None:
+    if not text or len(judge) != len(human):
+        return _run(Ratings.from_arrays, np.asarray(judge, float), np.asarray(human, float),
+                    scale=scale)
+    # through a frame, with scores written as text (" 3", "3.0") and one unreadable value
+    df = pd.DataFrame({"judge": [f" {v}" for v in judge], "human": [
+        None if (isinstance(v, float) and np.isnan(v)) else f"{v} " for v in human]})
+    if len(df) % 4 == 3:
+        df.loc[df.index[1], "human"] = "n/a"
+    return _run(Ratings.from_frame, df, scale=scale)
 
 
-@FAST
-@given(ratings_cases())
-def test_fuzz_ratings_twin_and_calibrators(case: tuple) -> None:
+@RATINGS
+@given(ratings_cases(), st.booleans())
+def test_fuzz_ratings_twin_and_calibrators(case: tuple, text: bool) -> None:
     """Ratings with off-scale, fractional, missing scores through the twin and every calibrator.
 
     Catches: a single anchor or a single judge level giving a 0/0 slope (NaN predictions), an
@@ -344,14 +366,15 @@ def test_fuzz_ratings_twin_and_calibrators(case: tuple) -> None:
     calibration MLE returning NaN cutpoints on a set with one human level.
     """
     scale, judge, human = case
-    ratings = _ratings(scale, judge, human)
+    ratings = _ratings(scale, judge, human, text)
     if ratings is None:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = _run(sc_twin.fit, ratings)
-        if est is not None:
-            _finite_estimate(est)
+        for penalty in (None, sc.Priors()):
+            est = _run(sc_twin.fit, ratings, penalty=penalty)
+            if est is not None:
+                _finite_estimate(est)
         rated = ratings.rated
         for name, factory in default_methods(distributions=False).items():
             cal = factory(ratings.scale)
@@ -363,12 +386,40 @@ def test_fuzz_ratings_twin_and_calibrators(case: tuple) -> None:
                 assert np.all(np.isfinite(pred)), f"{name}: non-finite predictions {pred}"
 
 
+@RATINGS
+@given(st.sampled_from(SCALES), st.integers(0, 8), st.data())
+def test_fuzz_ratings_distributions(scale: tuple[int, int], n: int, data: st.DataObject) -> None:
+    """Judge predictive distributions (point masses, uniform, off by 1e-7, negative, NaN,
+    all-zero rows) through Ratings and the distribution methods (predictive SQM, contrastive
+    rollout). Catches: an all-zero or point-mass row dividing 0/0 into NaN predictions."""
+    k = scale[1] - scale[0] + 1
+    rows = [np.eye(k)[0], np.eye(k)[-1], np.full(k, 1 / k), np.eye(k)[0] * (1 + 1e-7)]
+    if data.draw(st.integers(0, 3)) == 0:
+        rows += [np.zeros(k), np.r_[-0.1, 1.1, np.zeros(k - 2)], np.full(k, np.nan)]
+    dist = np.array([data.draw(st.sampled_from(rows)) for _ in range(n)]).reshape(n, k)
+    human = data.draw(st.lists(st.sampled_from([*range(scale[0], scale[1] + 1), np.nan]),
+                               min_size=n, max_size=n))
+    ratings = _run(Ratings.from_arrays, None, np.asarray(human, float), scale=scale,
+                   judge_dist=dist)
+    if ratings is None:
+        return
+    assert np.all(np.isfinite(ratings.judge))
+    rated = ratings.rated
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("sqm_predictive", "sqm_predictive_upper", "contrastive_rollout"):
+            cal = default_methods()[name](ratings.scale)
+            if _run(cal.fit, ratings.judge_dist[rated], ratings.human[rated]) is None:
+                continue
+            pred = _run(cal.predict, ratings.judge_dist)
+            if pred is not None:
+                assert np.all(np.isfinite(pred)), f"{name}: non-finite predictions {pred}"
+
+
 @BUILD
 @given(ratings_cases(odd=False))
 def test_fuzz_score_calibration_build(case: tuple) -> None:
     """The score-calibration PyMC build on random anchors: own error or a finite model."""
-    from bayescal.models import score_calibration as sc
-
     ratings = _ratings(*case)
     if ratings is None:
         return
@@ -386,3 +437,16 @@ def test_labels_from_arrays_text_label_is_data_error(where: str) -> None:
     args[where] = [*args[where][:-1], "yes"]
     with pytest.raises(DataError, match=rf"{where} must hold numbers; positions \[\d\]"):
         Labels.from_arrays(args["y_cal"], args["yhat_cal"], args["yhat_test"])
+
+
+def test_order_effect_cluster_too_few_pairs_is_identification_error() -> None:
+    """Found by the fuzzer: one judge with a single (judge, pair) cluster and
+    ``information="cluster"`` raised a bare ValueError; the library's refusal of a singular
+    clustered covariance is an IdentificationError (as in the judge-discrimination twin)."""
+    from bayescal.identify import IdentificationError
+
+    df = pd.DataFrame({"item_a": ["a", "a", "a", "b"], "item_b": ["b", "b", "b", "a"],
+                       "outcome": [0.5, 0.5, 0.5, 0.5], "order": [1, 1, 1, 1]})
+    data = Comparisons.from_frame(df)
+    with pytest.raises(IdentificationError, match="1 .judge, pair. clusters for 2 parameters"):
+        oe_twin.fit(data, information="cluster")
