@@ -453,3 +453,18 @@ def test_order_effect_cluster_too_few_pairs_is_identification_error() -> None:
     data = Comparisons.from_frame(df)
     with pytest.raises(IdentificationError, match="1 .judge, pair. clusters for 2 parameters"):
         oe_twin.fit(data, information="cluster")
+
+
+def test_spline_eif_knot_next_to_an_end_knot() -> None:
+    """Found by the fuzzer: judge labels 0 and 1e-300 beside -1e9 put an interior knot at 0,
+    within 1e-300 of the upper end knot; the natural-spline basis divided by ~0, giving 0/0
+    (RuntimeWarning) and a LinAlgError from lstsq ("SVD did not converge") as the eif row's
+    note. Knots closer than a relative 1e-8 of the range to an end are dropped (df falls, with
+    the existing warning), so the EIF is the linear one here and finite."""
+    labels = Labels.from_arrays([0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, -1e9, 1e-300], [0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        est = judge_mean.eif(labels, regression="spline")
+    assert est.info["knots"] == [-1e9, 1e-300]
+    assert np.isfinite(float(est.params["prevalence"]))
