@@ -4,7 +4,8 @@ Each case must end in a result with finite estimates or in one of the library's 
 (``DataError`` and its subclass ``IdentificationError``, ``MLEBoundaryError``,
 ``EstimatorUndefined``); a traceback from numpy, pandas, scipy or PyTensor, or a NaN estimate
 returned as if it were a number, fails. Hypothesis runs derandomized without a database, so CI
-sees the same examples on every run. The regression tests at the end pin the failures the fuzzer
+sees the same examples on every run; a numpy RuntimeWarning (overflow, 0/0) escaping the library
+also fails. The regression tests at the end pin the failures the fuzzer
 found.
 """
 
@@ -64,6 +65,14 @@ def _finite_estimate(est: Estimate) -> None:
     shown = table[table["interval"] != "none"]
     numbers = shown[["estimate", "se", "lower", "upper"]].to_numpy(np.float64)
     assert not np.any(np.isnan(numbers)), f"{est.method}: NaN in an interval row\n{shown}"
+
+
+def _quiet() -> None:
+    """Inside ``warnings.catch_warnings()``: the library's warnings (label normalisation,
+    identification, few clusters, no anchors) are silenced, but a numpy RuntimeWarning
+    (overflow, 0/0) is an error: it marks a computation the library did not guard."""
+    warnings.simplefilter("ignore")
+    warnings.simplefilter("error", RuntimeWarning)
 
 
 def _check_model(model: object) -> None:
@@ -145,14 +154,14 @@ def comparison_frames(draw: st.DrawFn, odd: bool = True) -> tuple[pd.DataFrame, 
 
 def _comparisons(df: pd.DataFrame, fractional: bool) -> Comparisons | None:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         cluster = "battle" if "battle" in df.columns else None
         return _run(Comparisons.from_frame, df, fractional=fractional, cluster=cluster)
 
 
 def _comparison_twins(data: Comparisons) -> None:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         for kwargs in ({}, {"discrimination": False}, {"information": "sandwich"},
                        {"penalty": jdb.Priors()}) + (
                            ({"information": "cluster"},) if data.clusters else ()):
@@ -225,7 +234,7 @@ def test_fuzz_comparisons_build(case: tuple[pd.DataFrame, bool]) -> None:
     if data is None:
         return
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         for fn in (jdb.build, oe.build):
             _check_model(_run(fn, data))
 
@@ -266,7 +275,7 @@ def _labels_from_arrays(y, hc, ht) -> Labels | None:
 
 def _label_twins(labels: Labels) -> None:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         for judge in labels.judges:
             table = _run(judge_mean.estimate, labels, judge=judge)
             if table is not None:
@@ -323,7 +332,7 @@ def test_fuzz_misclassification_build(case: tuple) -> None:
     if labels is None:
         return
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         _check_model(_run(mis.build, labels))
 
 
@@ -373,7 +382,7 @@ def test_fuzz_ratings_twin_and_calibrators(case: tuple, text: bool) -> None:
     if ratings is None:
         return
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         for penalty in (None, sc.Priors()):
             est = _run(sc_twin.fit, ratings, penalty=penalty)
             if est is not None:
@@ -409,7 +418,7 @@ def test_fuzz_ratings_distributions(scale: tuple[int, int], n: int, data: st.Dat
     assert np.all(np.isfinite(ratings.judge))
     rated = ratings.rated
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         for name in ("sqm_predictive", "sqm_predictive_upper", "contrastive_rollout"):
             cal = default_methods()[name](ratings.scale)
             if _run(cal.fit, ratings.judge_dist[rated], ratings.human[rated]) is None:
@@ -427,7 +436,7 @@ def test_fuzz_score_calibration_build(case: tuple) -> None:
     if ratings is None:
         return
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        _quiet()
         _check_model(_run(sc.build, ratings))
 
 
