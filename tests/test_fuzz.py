@@ -477,3 +477,20 @@ def test_spline_eif_knot_next_to_an_end_knot() -> None:
         est = judge_mean.eif(labels, regression="spline")
     assert est.info["knots"] == [-1e9, 1e-300]
     assert np.isfinite(float(est.params["prevalence"]))
+
+
+def test_singular_information_message_with_huge_count() -> None:
+    """Found by the fuzzer: a cell of 1e9 verdicts beside a judge whose cells are all ties made
+    the information singular; the IdentificationError's message computed a condition number
+    eig_max / 1e-300, which overflowed (RuntimeWarning) and printed "inf". The message now
+    gives the eigenvalue range."""
+    from bayescal.identify import IdentificationError
+
+    data = Comparisons.from_codes(
+        ["i0", "i1"], ["k0", "k1"], judge=[0, 0, 0, 0, 0, 1, 1, 0], item_a=[0] * 8,
+        item_b=[1] * 8, outcome=[0, 0, 0, 0, 0, 0, 0.5, 0.5], count=[1] * 7 + [1e9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(IdentificationError, match="eigenvalues from"):
+            jdb_twin.fit(data)
