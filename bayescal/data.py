@@ -792,10 +792,25 @@ def _cluster_sums(
     )
 
 
+def _float_array(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """``values`` as floats; a value that is not a number is a DataError naming its position."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        flat = np.asarray(values, dtype=object).ravel()
+        bad = pd.to_numeric(pd.Series(flat), errors="coerce").isna() & pd.Series(flat).notna()
+        where = np.flatnonzero(bad.to_numpy(bool))
+        raise DataError(
+            f"{name} must hold numbers; positions {where[:_MAX_LISTED].tolist()} (flattened) "
+            f"have {flat[where[:_MAX_LISTED]].tolist()}. Code the labels as numbers, or pass "
+            "positive=... for a two-valued label"
+        ) from None
+
+
 def _as_judge_matrix(
     values: ArrayLike, name: str, judges: Sequence[str] | None
 ) -> NDArray[np.float64]:
-    arr = np.asarray(values, dtype=np.float64)
+    arr = _float_array(values, name)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
@@ -868,7 +883,7 @@ class Labels:
         if positive is not None:
             y_cal, yhat_cal, yhat_test = _arrays_with_positive(y_cal, yhat_cal, yhat_test,
                                                                positive)
-        y = np.asarray(y_cal, dtype=np.float64)
+        y = _float_array(y_cal, "y_cal")
         if y.ndim != 1:
             raise DataError(f"y_cal must be a vector, got shape {y.shape}")
         hc = _as_judge_matrix(yhat_cal, "yhat_cal", judges)

@@ -467,8 +467,9 @@ def fit(
     eig = np.linalg.eigvalsh(bread)
     if eig[0] <= 1e-12 * eig[-1]:
         raise IdentificationError(
-            "the information matrix is singular at the estimate (condition number "
-            f"{eig[-1] / max(eig[0], 1e-300):.2g}): the data do not separate the scores "
+            # eigenvalues, not their ratio: a ratio overflows when a 1e9 count meets a zero
+            "the information matrix is singular at the estimate (eigenvalues from "
+            f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
             "(all abilities equal?) or some parameters are not identified"
         )
     inv = np.linalg.inv(bread)

@@ -1188,7 +1188,10 @@ def eif(
             raise ValueError(f"df must be at least 1, got {want}")
         lo, hi = float(yc.min()), float(yc.max())
         interior = np.quantile(yc, np.arange(1, want) / want) if want > 1 else np.empty(0)
-        interior = np.unique(interior[(interior > lo) & (interior < hi)])
+        # a knot within rounding of an end knot divides the basis by ~0 (0/0 for labels like
+        # 0 and 1e-300 next to -1e9): keep interior knots a relative 1e-8 of the range inside
+        gap = 1e-8 * (hi - lo)
+        interior = np.unique(interior[(interior > lo + gap) & (interior < hi - gap)])
         knots = np.concatenate([[lo], interior, [hi]])
 
         def design(x: Array) -> Array:

@@ -40,7 +40,7 @@ from scipy.stats import norm
 
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
-from bayescal.identify import require_order, require_order_effect_mle
+from bayescal.identify import IdentificationError, require_order, require_order_effect_mle
 from bayescal.summary import check_prob, term_labels, wald_interval
 
 __all__ = [
@@ -286,7 +286,7 @@ def _check_clusters(judge: str, n_clusters: int, n_params: int) -> None:
     model-based ones on data that follow the model).
     """
     if n_clusters <= n_params:
-        raise ValueError(
+        raise IdentificationError(
             f"judge {judge!r} has {n_clusters} (judge, pair) clusters for {n_params} parameters: "
             "the clustered covariance is singular. Use information='expected' or 'sandwich'."
         )
