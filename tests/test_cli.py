@@ -197,8 +197,8 @@ def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
     frame["outcome"] = frame["wins"] / frame["count"]  # win shares: needs --fractional
     path = tmp_path / "cells.csv"
     frame[["judge", "item_a", "item_b", "order", "count", "outcome"]].to_csv(path, index=False)
-    code = main(["fit", "low-rank-judges", str(path), "--rank", "1", "--method", "mle", "--fractional",
-                 "--out", str(tmp_path / "out")])
+    code = main(["fit", "low-rank-judges", str(path), "--rank", "1", "--method", "mle",
+                 "--fractional", "--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert code == 0
     for term in ("order_effect[judge_00]", "consensus[item_05]", "consensus_loading[judge_03]",
@@ -206,5 +206,6 @@ def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
         assert term in out
     assert (tmp_path / "out" / "summary.csv").is_file()
     for bad in ([], ["--rank", "0"], ["--rank", "4"]):
-        assert main(["fit", "low-rank-judges", str(path), "--method", "mle", "--fractional", *bad]) == 2
+        argv = ["fit", "low-rank-judges", str(path), "--method", "mle", "--fractional", *bad]
+        assert main(argv) == 2
         assert "rank" in capsys.readouterr().err
