@@ -617,7 +617,7 @@ def calibration_map(
         scale = next((c.scale for c in items.values() if isinstance(c, Calibrator)), None)
     levels = None if scale is None else np.arange(int(scale[0]), int(scale[1]) + 1)
 
-    fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
     markers = "os^vDx<>"
     span: list[float] = []
     for n, (name, obj) in enumerate(items.items()):
@@ -633,5 +633,5 @@ def calibration_map(
     ax.set_xticks(np.arange(int(lo), int(hi) + 1))
     ax.set_xlabel("judge score j")
     ax.set_ylabel("calibrated score g(j)")
-    ax.legend(frameon=False, fontsize="small")
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
