@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
     from bayescal.frequentist._core import Estimate
 
-__all__ = ["discriminations", "forest", "judge_mean_estimators", "leaderboard",
+__all__ = ["calibration_map", "discriminations", "forest", "judge_loadings",
+           "judge_mean_estimators", "leaderboard", "order_effects",
            "win_probability_heatmap"]
 
 Truth = xr.Dataset | Mapping[str, float] | pd.Series | None
@@ -396,3 +397,241 @@ def judge_mean_estimators(
     _title(pc, title or f"Estimators of the {name}: {level}intervals"
            + ("; × = truth" if truth is not None else ""))
     return pc
+
+
+def order_effects(
+    *results: xr.DataTree | Estimate,
+    prob: float = 0.95,
+    truth: Truth = None,
+    **named: xr.DataTree | Estimate,
+) -> PlotCollection:
+    """Each judge's order effect :math:`b_k` with intervals, one colour per fit, zero marked.
+
+    ``order_effect[judge]`` of the order-effect BTL (seed 000, DIAL §3.1 eq. 2), the low-rank
+    judges model and the human-calibration model: :math:`b_k > 0` favours the answer shown
+    first, so an interval clear of the dashed line at 0 is a position bias. Intervals as in
+    :func:`forest` (a MAP mode is a point).
+
+    Returns
+    -------
+    arviz_plots.PlotCollection
+        As :func:`forest`, plus ``pc.viz["reference"]["order_effect"]`` (the line at 0).
+    """
+    from arviz_plots.visuals import vline
+
+    fits = named_results(results, named)
+    pc = forest(truth=truth, prob=prob, var_names=["order_effect"], **fits)
+    pc.map(vline, "reference", data=xr.Dataset({"order_effect": 0.0}),
+           coords={"column": "forest"}, ignore_aes=pc.aes_set, color="grey", linestyle="dashed")
+    pc.get_target(None, {"column": "forest"}).set_xlabel(
+        "order effect $b_k$ (> 0 favours the answer shown first)")
+    return pc
+
+
+_LOADINGS = ("consensus", "consensus_loading", "disagreement", "disagreement_loading")
+
+
+def judge_loadings(
+    result: xr.DataTree | Estimate, *, factor: int = 1, prob: float = 0.95
+) -> Figure:
+    r"""Biplot of the low-rank judges fit: judges at :math:`(\gamma_k, U_{kq})`, items as arrows.
+
+    Seed 005 (DIAL §3.2) writes each judge's scores as :math:`S_{ki} = \gamma_k\mu_i +
+    \sum_q U_{kq}V_{iq}`. For rank 1 the plane is exact: judge k sits at
+    :math:`(\gamma_k, U_{k1})`, item i is an arrow to :math:`c\,(\mu_i, V_{i1})`, and the inner
+    product of the two, divided by c, is :math:`S_{ki}`; for rank ≥ 2 it shows factor ``q``
+    only. c is one positive factor that brings the arrows to the judges' scale (named in the
+    legend). Crosses through a judge are its ``prob`` intervals where the fit reports them (the
+    twin withholds U's intervals when the sign-pinning loading is near zero; a MAP mode has
+    none). arviz-plots has no scatter/biplot layer, so this is a matplotlib figure.
+
+    Parameters
+    ----------
+    result : DataTree or Estimate
+        :func:`bayescal.frequentist.low_rank_judges.fit`, or a MAP/NUTS fit of
+        :func:`bayescal.models.low_rank_judges.build` (its canonical factors are added with
+        ``canonical_factors`` when missing; a posterior is drawn at its means).
+    factor : int
+        q, the disagreement factor on the vertical axis (1-based, as the ``factor`` coords).
+    prob : float
+        Interval probability of the judges' crosses.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: ``ax.collections[0]`` holds the K judge points, ``ax.patches`` the N arrows.
+    """
+    import matplotlib.pyplot as plt
+
+    check_prob(prob)
+    if isinstance(result, xr.DataTree) and "disagreement_loading" not in result["posterior"]:
+        from bayescal.models.low_rank_judges import canonical_factors
+
+        result = canonical_factors(result)
+    missing = [n for n in _LOADINGS if _template(result, n) is None]
+    if missing:
+        raise ValueError(f"the result has no {missing}: pass a low-rank judges fit "
+                         "(bayescal.frequentist.low_rank_judges.fit or models.low_rank_judges)")
+    table = summarize(result, prob, var_names=list(_LOADINGS))
+    est = {n: _estimates(result, n, table) for n in _LOADINGS}
+    factors = [int(f) for f in est["disagreement"][0]["factor"].values]
+    if factor not in factors:
+        raise ValueError(f"factor must be one of {factors}, got {factor!r}")
+
+    def pick(name: str, i: int) -> xr.DataArray:
+        da = est[name][i]
+        return da.sel(factor=str(factor)) if "factor" in da.dims else da
+
+    gamma, u = pick("consensus_loading", 0), pick("disagreement_loading", 0)
+    mu, v = pick("consensus", 0), pick("disagreement", 0)
+    judges, items = [str(j) for j in gamma["judge"].values], [str(i) for i in mu["item"].values]
+    g, uu = gamma.to_numpy(), u.sel(judge=gamma["judge"]).to_numpy()
+    m, vv = mu.to_numpy(), v.sel(item=mu["item"]).to_numpy()
+    c = np.max(np.hypot(g, uu)) / np.max(np.hypot(m, vv))
+
+    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
+    ax.scatter(g, uu, color="C0", zorder=3, label="judge k at $(\\gamma_k, U_{kq})$")
+    for name, horizontal in (("consensus_loading", True), ("disagreement_loading", False)):
+        lower = pick(name, 1).sel(judge=gamma["judge"]).to_numpy()
+        upper = pick(name, 2).sel(judge=gamma["judge"]).to_numpy()
+        ok = np.isfinite(lower) & np.isfinite(upper) & (upper > lower)
+        for k in np.flatnonzero(ok):
+            if horizontal:
+                ax.plot([lower[k], upper[k]], [uu[k], uu[k]], color="C0", lw=1, alpha=0.6)
+            else:
+                ax.plot([g[k], g[k]], [lower[k], upper[k]], color="C0", lw=1, alpha=0.6)
+    for name, x, y in zip(judges, g, uu, strict=True):
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), color="C0")
+    for name, x, y in zip(items, c * m, c * vv, strict=True):
+        ax.arrow(0.0, 0.0, x, y, color="C1", width=0.0, head_width=0.02 * c * np.max(np.abs(m)),
+                 length_includes_head=True, alpha=0.8)
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(3, -10), color="C1",
+                    fontsize="small")
+    ax.plot([], [], color="C1", label=f"item i: arrow to {c:.2g}·$(\\mu_i, V_{{iq}})$")
+    ax.axhline(0.0, color="grey", lw=0.5)
+    ax.axvline(0.0, color="grey", lw=0.5)
+    ax.set_xlabel("consensus loading $\\gamma_k$ (items: consensus $\\mu_i$)")
+    ax.set_ylabel(f"disagreement loading $U_{{k{factor}}}$ (items: $V_{{i{factor}}}$)")
+    method = str(table["method"].iloc[0])
+    ax.set_title(f"Judge loadings ({method}; lines: {prob:.0%} intervals where reported)",
+                 fontsize="medium")
+    ax.legend(fontsize="small", loc="best")
+    return fig
+
+
+def _calibration_curve(obj: Any, levels: np.ndarray | None, prob: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Judge levels, calibrated scores and (where the object has one) the interval per level."""
+    from bayescal.calibration.base import Calibrator
+
+    if isinstance(obj, Calibrator):
+        if obj.n_anchors == 0:
+            raise ValueError(f"{obj.name} has no anchors: fit it before drawing its map")
+        lv = obj.levels if levels is None else levels
+        x = np.eye(len(lv))[np.searchsorted(obj.levels, lv)] if obj.accepts_distributions else lv
+        return lv, obj.predict(x), None, None
+    if isinstance(obj, pd.DataFrame):
+        if "mean" not in obj:
+            raise ValueError("a table must be models.score_calibration.calibration_table output "
+                             "(columns mean, lower, upper indexed by judge_level)")
+        lv = obj.index.to_numpy(dtype=np.float64)
+        lower = obj["lower"].to_numpy(dtype=np.float64) if "lower" in obj else None
+        upper = obj["upper"].to_numpy(dtype=np.float64) if "upper" in obj else None
+        return lv, obj["mean"].to_numpy(dtype=np.float64), lower, upper
+    template = _template(obj, "calibrated_mean")
+    if template is None:
+        raise TypeError(f"cannot draw a calibration map from {type(obj).__name__}: pass a fitted "
+                        "Calibrator, a calibration_table, or a score-calibration fit")
+    table = summarize(obj, prob, var_names=["calibrated_mean"])
+    point, lower, upper = _estimates(obj, "calibrated_mean", table)
+    lv = np.asarray(template["judge_level"].values, dtype=np.float64)
+    return lv, point.to_numpy(), lower.to_numpy(), upper.to_numpy()
+
+
+def _table_prob(obj: Any, prob: float) -> float:
+    if isinstance(obj, pd.DataFrame) and "prob" in obj:
+        return float(obj["prob"].iloc[0])
+    return prob
+
+
+def calibration_map(
+    *calibrators_or_tables: Any,
+    scale: tuple[int, int] | None = None,
+    prob: float = 0.9,
+    **named: Any,
+) -> Figure:
+    r"""Calibration maps :math:`g(j)`: judge level on x, calibrated score on y, identity dotted.
+
+    Seed 003 (SPEC §4.7): SQM and the other :mod:`bayescal.calibration` maps are points per
+    level; the Bayesian monotone ordinal model gives :math:`E[H \mid J = j]` with an interval
+    per level, drawn as a band (posterior equal-tailed; Wald for the twin's Estimate; none for
+    a MAP mode or a point table). arviz-plots has no line-with-band layer for level-indexed
+    curves from mixed sources, so this is a matplotlib figure.
+
+    Parameters
+    ----------
+    *calibrators_or_tables
+        Fitted :class:`~bayescal.calibration.base.Calibrator` objects (a predictive one is
+        evaluated at the one-hot distribution of each level), DataFrames from
+        :func:`bayescal.models.score_calibration.calibration_table`, NUTS/MAP fits of
+        :func:`bayescal.models.score_calibration.build`, or
+        :func:`bayescal.frequentist.score_calibration.fit` Estimates. Named by method.
+    scale : (int, int), optional
+        The scale ``(a, b)`` (default: from the first calibrator, else the levels of the maps);
+        the axes span it and the calibrators are evaluated on its levels.
+    prob : float
+        Interval probability for fits (a table carries its own).
+    **named
+        The same under names of your choice.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: one line per map (``ax.lines``, then the identity last) and one band per map
+        with an interval (``ax.collections``).
+    """
+    import matplotlib.pyplot as plt
+
+    from bayescal.calibration.base import Calibrator
+
+    check_prob(prob)
+    items: dict[str, Any] = {}
+    for obj in calibrators_or_tables:
+        if isinstance(obj, Calibrator):
+            base = obj.name
+        elif isinstance(obj, pd.DataFrame):
+            base = "bayesian map"
+        else:
+            base = str(summarize(obj, prob, var_names=["calibrated_mean"])["method"].iloc[0])
+        name, k = base, 2
+        while name in items:
+            name, k = f"{base}_{k}", k + 1
+        items[name] = obj
+    for name, obj in named.items():
+        if name in items:
+            raise ValueError(f"two maps are named {name!r}; pass distinct keyword names")
+        items[name] = obj
+    if not items:
+        raise ValueError("calibration_map needs at least one calibrator or table")
+    if scale is None:
+        scale = next((c.scale for c in items.values() if isinstance(c, Calibrator)), None)
+    levels = None if scale is None else np.arange(int(scale[0]), int(scale[1]) + 1)
+
+    fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+    markers = "os^vDx<>"
+    span: list[float] = []
+    for n, (name, obj) in enumerate(items.items()):
+        lv, y, lower, upper = _calibration_curve(obj, levels, prob)
+        span.extend([lv.min(), lv.max()])
+        (line,) = ax.plot(lv, y, marker=markers[n % len(markers)], linestyle="-" if n == 0
+                          else ":", label=name)
+        if lower is not None and upper is not None and np.any(upper > lower):
+            ax.fill_between(lv, lower, upper, color=line.get_color(), alpha=0.2,
+                            label=f"{name}: {_table_prob(obj, prob):.0%} interval")
+    lo, hi = (scale if scale is not None else (min(span), max(span)))
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, linestyle="--", label="identity")
+    ax.set_xticks(np.arange(int(lo), int(hi) + 1))
+    ax.set_xlabel("judge score j")
+    ax.set_ylabel("calibrated score g(j)")
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig

@@ -33,7 +33,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -128,18 +127,13 @@ U = table[table["parameter"] == "disagreement_loading"][["estimate", "interval"]
 print(V.to_string())
 print(U.to_string())
 
+# %% [markdown]
+# `bc.plots.judge_loadings` draws the biplot: each reviewer at $(\gamma_k, U_{k1})$ (lines: Wald
+# intervals where the twin reports them), each model's answer as an arrow along
+# $(\mu_i, V_{i1})$, so that a reviewer's score of an answer is the inner product.
+
 # %%
-fig, ax = plt.subplots(figsize=(5, 4))
-g = mle.params["consensus_loading"].values
-u = mle.params["disagreement_loading"].values[:, 0]
-ax.scatter(g, u)
-for name, x, y in zip(mle.params["judge"].values, g, u, strict=True):
-    ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(4, 4))
-ax.axhline(0, color="grey", lw=0.5)
-ax.set_xlabel("consensus loading γ_k")
-ax.set_ylabel("disagreement loading U_k (sign: bard > 0)")
-ax.set_title("Judge loadings (LLM-only MLE)")
-fig.tight_layout()
+fig = bc.plots.judge_loadings(mle, prob=PROB)
 fig.savefig(OUT / "low_rank_judges_loadings.png", dpi=100)
 
 # %% [markdown]

@@ -163,22 +163,12 @@ assert np.allclose(rates["raw first-position rate"], rates["model-implied rate"]
 # %% [markdown]
 # ## A forest plot of $b_k$
 #
-# 95% Wald intervals from the Fisher information and from the verdict-level sandwich.
+# 95% Wald intervals from the Fisher information and from the verdict-level sandwich
+# (`bc.plots.order_effects`; the dashed line is $b_k = 0$).
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3))
-ypos = np.arange(data.n_judges)
-for shift, (name, fit) in zip((-0.12, 0.12), (("expected", fits["expected"]),
-                                              ("sandwich", fits["sandwich"])), strict=True):
-    t = fit.summary(PROB).loc[[f"order_effect[{k}]" for k in data.judges]]
-    ax.errorbar(t["estimate"], ypos + shift, xerr=[t["estimate"] - t["lower"],
-                t["upper"] - t["estimate"]], fmt="o", capsize=3, label=name)
-ax.axvline(0, color="grey", lw=0.8)
-ax.set_yticks(ypos, data.judges)
-ax.set_xlabel("order effect $b_k$ (> 0 favours the answer shown first)")
-ax.legend(loc="lower right", fontsize=8)
-fig.tight_layout()
-fig.savefig(OUT / "order_effect_forest.png", dpi=120)
+pc = bc.plots.order_effects(expected=fits["expected"], sandwich=fits["sandwich"], prob=PROB)
+pc.savefig(OUT / "order_effect_forest.png", dpi=120)
 
 # %% [markdown]
 # ## Position-debiased vs order-averaged probabilities (DIAL §3.1, App. B.2)

@@ -160,21 +160,11 @@ print(full.summary(PROB).loc[[f"calibrated_mean[{v}]" for v in levels],
                              ["estimate", "lower", "upper"]])
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3.8))
-ax.fill_between(levels, table["lower"], table["upper"], alpha=0.25,
-                label=f"Bayesian map, {N_SMALL} anchors ({PROB:.0%})")
-ax.plot(levels, table["mean"], "o-", label=f"posterior mean, {N_SMALL} anchors")
-ax.plot(levels, table[f"sqm (mid), {N_SMALL} anchors"], "s--",
-        label=f"SQM (mid), {N_SMALL} anchors")
-ax.plot(levels, full.params["calibrated_mean"].values, "^:",
-        label=f"Bayesian map (MAP), {anchors.n} anchors")
-ax.plot(levels, maps["sqm (mid)"], "x:", label=f"SQM (mid), {anchors.n} anchors")
-ax.plot(levels, levels, color="grey", lw=0.8, label="identity")
-ax.set_xticks(levels)
-ax.set_xlabel("judge score")
-ax.set_ylabel("calibrated score")
-ax.legend(frameon=False, fontsize=7)
-fig.tight_layout()
+fig = bc.plots.calibration_map(
+    **{f"Bayesian map, {N_SMALL} anchors": table,
+       f"SQM (mid), {N_SMALL} anchors": sqm_small,
+       f"Bayesian map (MAP), {anchors.n} anchors": full,
+       f"SQM (mid), {anchors.n} anchors": methods["sqm (mid)"]})
 fig.savefig(OUT / "score_calibration_maps.png", dpi=110)
 
 # %% [markdown]

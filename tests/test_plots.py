@@ -157,3 +157,87 @@ def test_plots_leave_the_backend_alone(btl):
     assert matplotlib.get_backend() == before
     assert plt.fignum_exists(pc.viz["figure"].item().number)  # not closed for the user
     plt.close("all")
+
+
+@pytest.fixture(scope="session")
+def order_effect():
+    from bayescal.frequentist import order_effect_btl as oe_f
+    from bayescal.models import order_effect_btl as oe
+
+    truth = simulate.order_effect_truth(N_ITEMS, N_JUDGES, random_seed=1)
+    data = simulate.order_effect_btl(truth, 1000, random_seed=2)
+    return {"truth": truth, "fits": [oe_f.fit(data), bc.fit(oe.build(data), "map")]}
+
+
+def test_order_effects_one_interval_per_judge_and_fit_with_interval_and_a_zero_line(order_effect):
+    """Catches a MAP mode drawn with a fake interval, a dropped fit, or a missing zero line."""
+    pc = plots.order_effects(*order_effect["fits"], truth=order_effect["truth"])
+    assert _drawn(pc, "twig") == {"order_effect": N_JUDGES}  # the twin's Wald; MAP is a point
+    assert _drawn(pc, "point_estimate") == {"order_effect": 2 * N_JUDGES}
+    assert _drawn(pc, "truth") == {"order_effect": N_JUDGES}
+    assert _drawn(pc, "reference") == {"order_effect": 1}
+    ref = pc.viz["reference"]["order_effect"].item()
+    np.testing.assert_allclose(ref.get_xdata(), 0.0)
+    plt.close("all")
+
+
+@pytest.fixture(scope="session")
+def low_rank():
+    from bayescal.frequentist import low_rank_judges as lr_f
+    from bayescal.models import low_rank_judges as lr
+
+    truth = simulate.low_rank_judges_truth(6, 4, 1, random_seed=1)
+    data = simulate.low_rank_judges(truth, 3000, random_seed=2)
+    return {"data": data, "fits": [lr_f.fit(data, 1), bc.fit(lr.build(data, rank=1), "map")]}
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_judge_loadings_places_each_judge_at_its_loadings_and_one_arrow_per_item(low_rank, which):
+    """Catches swapped axes (γ vs U), a judge or item dropped, or MAP factors left unrotated."""
+    result = low_rank["fits"][which]
+    fig = plots.judge_loadings(result)
+    ax = fig.axes[0]
+    if which == 1:  # the plot adds the canonical factors to a MAP/NUTS tree itself
+        from bayescal.models.low_rank_judges import canonical_factors
+
+        result = canonical_factors(result)
+    table = bc.summarize(result, 0.95)["estimate"]
+    judges = [str(j) for j in low_rank["data"].judges]
+    expected = np.column_stack([
+        table[[f"consensus_loading[{k}]" for k in judges]],
+        table[[f"disagreement_loading[{k}, 1]" for k in judges]]])
+    np.testing.assert_allclose(ax.collections[0].get_offsets(), expected)
+    assert len(ax.patches) == 6  # one arrow per item
+    plt.close(fig)
+
+
+@pytest.fixture(scope="session")
+def score_cal():
+    from bayescal import calibration as cal
+    from bayescal.data import Ratings
+    from bayescal.frequentist import score_calibration as scf
+    from bayescal.models import score_calibration as sc
+
+    rng = np.random.default_rng(4)
+    judge = rng.integers(1, 6, 300)
+    human = np.clip(judge + rng.integers(-1, 2, 300), 1, 5)
+    ratings = Ratings.from_arrays(judge, human, scale=(1, 5))
+    return {"mle": scf.fit(ratings), "map": bc.fit(sc.build(ratings), "map"),
+            "sqm": cal.SQM((1, 5)).fit(ratings.judge, ratings.human)}
+
+
+def test_calibration_map_one_line_per_map_a_band_only_where_an_interval_exists(score_cal):
+    """Catches a MAP drawn with a band, a lost map, a line off its calibrated_mean, no identity."""
+    fig = plots.calibration_map(score_cal["mle"], score_cal["map"], score_cal["sqm"])
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines] == ["mle", "map", "sqm", "identity"]
+    assert len(ax.collections) == 1  # only the twin's Wald band
+    mle = score_cal["mle"].summary(0.9)
+    rows = [f"calibrated_mean[{v}]" for v in range(1, 6)]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), mle.loc[rows, "estimate"])
+    np.testing.assert_allclose(ax.lines[2].get_ydata(), score_cal["sqm"].predict(np.arange(1, 6)))
+    np.testing.assert_allclose(ax.lines[3].get_xydata(), [[1, 1], [5, 5]])
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(mle.loc[rows, "lower"].min())
+    assert band[:, 1].max() == pytest.approx(mle.loc[rows, "upper"].max())
+    plt.close(fig)
