@@ -76,9 +76,19 @@ def _fit_all(llm: Comparisons, calib: pd.DataFrame) -> pd.DataFrame:
     return scores
 
 
-@functools.lru_cache(maxsize=2)
+# a plain dict, not functools.lru_cache: Dask pickles this script's functions by value, and an
+# lru_cache wrapper would be pickled by reference to a __main__ the workers do not have
+_DESIGNS: dict[str | None, tuple[pd.DataFrame, Comparisons, Comparisons, int]] = {}
+
+
 def _designs(path: str | None) -> tuple[pd.DataFrame, Comparisons, Comparisons, int]:
     """The human votes, the LLM comparisons and the stressed design (cached per process)."""
+    if path not in _DESIGNS:
+        _DESIGNS[path] = _build_designs(path)
+    return _DESIGNS[path]
+
+
+def _build_designs(path: str | None) -> tuple[pd.DataFrame, Comparisons, Comparisons, int]:
     llm_frame, human_frame, dropped = load(path)
     llm = Comparisons.from_frame(llm_frame[["item_a", "item_b", "outcome", "judge", "order"]])
     # one-sided display + a pure-position judge (prefers the first shown w.p. 0.9); a fixed

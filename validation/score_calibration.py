@@ -72,11 +72,17 @@ class _Priors:
     increment_log_sd = 1.5
 
 
-@functools.lru_cache(maxsize=2)
+# a plain dict, not functools.lru_cache: Dask pickles this script's functions by value, and an
+# lru_cache wrapper would be pickled by reference to a __main__ the workers do not have
+_RUBRIC: dict[str | None, pd.DataFrame] = {}
+
+
 def _rubric(data: str | None) -> pd.DataFrame:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the loader's dropped-row notes
-        return datasets.llm_rubric(data)
+    if data not in _RUBRIC:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the loader's dropped-row notes
+            _RUBRIC[data] = datasets.llm_rubric(data)
+    return _RUBRIC[data]
 
 
 def load(data: Path | str | None, questions: list[str]) -> Ratings:
