@@ -16,6 +16,13 @@ Run::
 
     python validation/dial_synthetic.py --quick          # CI size (1 seed, 2 + 2 cells)
     python validation/dial_synthetic.py --seeds 50       # the paper's study (≈ 15–20 min)
+    python validation/dial_synthetic.py --seeds 50 --scheduler tcp://host:8786 --parts parts/
+
+The seeds run through :mod:`bayescal.studies` (study ``seed000_s61_dial_synthetic``; a cell is a
+row of the figure, a replicate one seed): replicate s of a row draws its truth and its datasets
+from the runner's seed of (study, row, s), so the tables do not depend on ``--jobs`` or a Dask
+cluster (``--scheduler``); ``--parts DIR`` keeps partial results for a resumed rerun. The truth
+is shared along a row (paired curves), no longer across the two rows.
 
 Prints the tables, writes ``dial_synthetic_row{1,2}.csv`` and ``dial_synthetic.png`` to --out.
 """
@@ -32,6 +39,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from bayescal import simulate_dial as sd
+from bayescal import studies
 from bayescal.frequentist import dial_baselines as db
 
 N, K, R = 10, 4, 1
@@ -62,10 +70,11 @@ def coverage(est, s_h: np.ndarray, prob: float = 0.95) -> float:
     return float(np.mean(np.abs(s[i] - s[j] - (s_h[i] - s_h[j])) <= z * se))
 
 
-def one(seed: int, n_l: int, n_h: int, sigma_l: float) -> list[dict]:
-    par = sd.truth(N, K, R, random_seed=seed)
-    llm = sd.llm(par, n_l, overdispersion=sigma_l, random_seed=seed + 3)
-    human = sd.human(par, n_h, random_seed=seed + 4)
+def one(par: dict, seed: int, n_l: int, n_h: int, sigma_l: float) -> list[dict]:
+    """Every method's metrics on one (LLM, human) dataset of size (n_l, n_h) drawn from ``par``."""
+    llm_seed, human_seed = np.random.SeedSequence(seed).generate_state(2)
+    llm = sd.llm(par, n_l, overdispersion=sigma_l, random_seed=int(llm_seed))
+    human = sd.human(par, n_h, random_seed=int(human_seed))
     scores, info, ests = db.baselines(llm, human, rank=R)
     lam0 = n_l / n_h
     rows = []
@@ -80,7 +89,7 @@ def one(seed: int, n_l: int, n_h: int, sigma_l: float) -> list[dict]:
             b_rmse = np.nan
         ok = np.isfinite(s).all()
         rows.append({
-            "seed": seed, "n_l": n_l, "n_h": n_h, "method": m,
+            "n_l": n_l, "n_h": n_h, "method": m,
             "excess_risk": risk(s, par["s_h"]) - risk(par["s_h"], par["s_h"])
             if ok and m != "AtC" else np.nan,
             "kendall_tau": kendall(s, par["s_h"]) if ok else np.nan,
@@ -91,8 +100,24 @@ def one(seed: int, n_l: int, n_h: int, sigma_l: float) -> list[dict]:
     return rows
 
 
-def _table(rows: list[dict], by: str) -> pd.DataFrame:
-    df = pd.DataFrame(rows)
+def replicate(cell: dict, seed: int) -> pd.DataFrame:
+    """One truth (from the runner's seed) and one dataset per point of the row's grid.
+
+    The truth is shared along the row (common random truths across n_h or n_l, so the curves
+    are paired), each dataset with its own child seed."""
+    grid = [int(v) for v in cell["grid"].split(",")]
+    truth_seed, *data_seeds = np.random.SeedSequence(seed).generate_state(1 + len(grid))
+    par = sd.truth(N, K, R, random_seed=int(truth_seed))
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for x, child in zip(grid, data_seeds, strict=True):
+            n_l, n_h = (20_000, x) if cell["row"] == 1 else (x, 800)
+            rows += one(par, int(child), n_l, n_h, cell["sigma_L"])
+    return pd.DataFrame(rows)
+
+
+def _table(df: pd.DataFrame, by: str) -> pd.DataFrame:
     return df.groupby([by, "method"], sort=False)[
         ["excess_risk", "kendall_tau", "coverage", "b_rmse"]].mean().unstack("method")
 
@@ -102,38 +127,44 @@ def run(argv: list[str] | None = None) -> dict:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--out", default="validation_out")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--scheduler", type=str, default=None,
+                    help="Dask scheduler address (tcp://host:8786): run the seeds there")
+    ap.add_argument("--parts", type=Path, default=None,
+                    help="folder for partial results; a rerun resumes from them")
     args = ap.parse_args(argv)
-    seeds = range(1) if args.quick else range(args.seeds)
+    n_seeds = 1 if args.quick else args.seeds
     nh_grid = (200, 800) if args.quick else ROW1_NH
     nl_grid = (800, 6400) if args.quick else ROW2_NL
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows1, rows2 = [], []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for seed in seeds:
-            for n_h in nh_grid:
-                rows1 += one(seed, 20_000, n_h, 0.0)
-            for n_l in nl_grid:
-                rows2 += one(seed, n_l, 800, 1.0)
-    raw1, raw2 = pd.DataFrame(rows1), pd.DataFrame(rows2)
+    cells = [{"row": 1, "sigma_L": 0.0, "grid": ",".join(map(str, nh_grid))},
+             {"row": 2, "sigma_L": 1.0, "grid": ",".join(map(str, nl_grid))}]
+    table = studies.run(studies.Study("seed000_s61_dial_synthetic", cells, n_seeds, replicate),
+                        workers=args.jobs, scheduler=args.scheduler, out=args.parts, chunk=1)
+    for _, bad in table[table["error"] != ""].iterrows():  # recorded by the runner, not dropped
+        print(f"row {bad['row']} replicate {bad['replicate']} (seed {bad['seed']}) raised: "
+              f"{bad['error']}")
+    table = table[table["error"] == ""]
+    raw1 = table[table["row"] == 1].drop(columns=["row", "grid", "error"]).reset_index(drop=True)
+    raw2 = table[table["row"] == 2].drop(columns=["row", "grid", "error"]).reset_index(drop=True)
     raw1.to_csv(out / "dial_synthetic_row1.csv", index=False)
     raw2.to_csv(out / "dial_synthetic_row2.csv", index=False)
-    t1, t2 = _table(rows1, "n_h"), _table(rows2, "n_l")
+    t1, t2 = _table(raw1, "n_h"), _table(raw2, "n_l")
     theory = pd.DataFrame({"(N-1)/(2n_h)": [(N - 1) / (2 * n) for n in nh_grid],
                            "1/(2n_h)": [1 / (2 * n) for n in nh_grid],
                            "(r+1)/(2n_h)": [(R + 1) / (2 * n) for n in nh_grid]},
                           index=pd.Index(nh_grid, name="n_h"))
     pd.set_option("display.width", 220)
     pd.set_option("display.max_columns", 40)
-    print(f"Row 1: exact specification, n_l = 20,000, {len(seeds)} seeds")
+    print(f"Row 1: exact specification, n_l = 20,000, {n_seeds} seeds")
     for metric in ("excess_risk", "kendall_tau", "coverage", "b_rmse"):
         print(f"\n{metric}:")
         view = t1[metric]
         if metric == "excess_risk":
             view = view.join(theory)
         print(view.to_string(float_format=lambda v: f"{v:.4f}"))
-    print(f"\nRow 2: judge-pair overdispersion σ_L = 1, n_h = 800, {len(seeds)} seeds")
+    print(f"\nRow 2: judge-pair overdispersion σ_L = 1, n_h = 800, {n_seeds} seeds")
     for metric in ("excess_risk", "kendall_tau", "coverage", "b_rmse"):
         print(f"\n{metric}:")
         print(t2[metric].to_string(float_format=lambda v: f"{v:.4f}"))

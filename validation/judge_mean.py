@@ -53,6 +53,15 @@ Run::
     python validation/judge_mean.py --quick                 # CI size (< 30 s)
     python validation/judge_mean.py                         # full study (B = 1000, 500, 1000)
     python validation/judge_mean.py --part grid --reps 2000 --out results/
+    python validation/judge_mean.py --scheduler tcp://host:8786 --parts parts/
+
+The three parts run through :mod:`bayescal.studies` (studies ``seed001_s52_grid``,
+``seed001_d18_r_package``, ``seed001_s54_continuous``, ``seed001_s6_real``): a task is one θ of
+the grid (its 27 cells), one (μ3, fraction) or one data file, with its B replicates vectorised
+inside and its random numbers from the runner's seed of (study, task; ``--seed`` is part of the
+task), so the tables do not depend on ``--jobs`` or a Dask cluster (``--scheduler``) and
+``--parts DIR`` keeps partial results for a resumed rerun. A task that raises is printed and
+stops its part.
 
 The data root for ``real`` is ``--data``, else ``$BAYESCAL_DATA``, else ``../shared/data`` next
 to the checkout; without it the part is skipped with a message.
@@ -61,6 +70,7 @@ to the checkout; without it the part is skipped with a message.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -75,7 +85,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-from bayescal import datasets
+from bayescal import datasets, studies
 from bayescal.data import Labels
 from bayescal.frequentist import judge_mean as jm
 from bayescal.frequentist import judge_mean_theory as th
@@ -126,9 +136,21 @@ IntArray = NDArray[np.int64]
 
 
 # ============================================================================ shared
-def _seed(*parts: int) -> int:
-    """A 32-bit seed from integer parts, stable across runs and parts."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0])
+def run_study(name: str, cells: list[dict[str, Any]], fn: Any,
+              runner: dict[str, Any] | None) -> pd.DataFrame:
+    """Run one task per cell through :mod:`bayescal.studies` (one replicate: the cell's B
+    replicates are vectorised inside the task) and return the rows without the runner's
+    columns. A task that raised is printed and stops the part: a table with a cell missing
+    would be silently wrong."""
+    table = studies.run(studies.Study(name, cells, 1, fn), **(runner or {"workers": 1}))
+    bad = table[table["error"] != ""]
+    if len(bad):
+        keys = list(cells[0])
+        for _, row in bad.iterrows():
+            print(f"{name}: cell {row[keys].to_dict()} (seed {row['seed']}) raised: "
+                  f"{row['error']}")
+        raise RuntimeError(f"{name}: {len(bad)} of {len(cells)} cells raised (printed above)")
+    return table.drop(columns=["replicate", "seed", "error"])
 
 
 def interval_metrics(
@@ -241,21 +263,19 @@ def asymptotic_variance(method: str, theta: Any, q0: Any, q1: Any, fraction: Any
     raise ValueError(method)
 
 
-def binary_grid(
-    reps: int, seed: int = 2026, *, design: str = "bernoulli", n_total: int = N_TOTAL,
-    cells: pd.DataFrame | None = None, prob: float = PROB, r_intervals: bool = False,
-) -> pd.DataFrame:
-    """The §5.2 grid: one row per (cell, method) with bias, coverage, width and counts.
+def _encode_cells(cells: pd.DataFrame) -> str:
+    return ";".join(f"{t!r}:{a!r}:{b!r}:{f!r}" for t, a, b, f in
+                    cells[["theta", "q0", "q1", "fraction"]].itertuples(index=False))
 
-    Every cell and replicate is estimated in one vectorised call of
-    :func:`~bayescal.frequentist.judge_mean.binary_from_counts`. ``r_intervals``: the R
-    package's interval everywhere (logit scale with θ̂ clamped to [1e-6, 1 - 1e-6], even where
-    the clamp moves an estimate outside (0, 1) and the interval then excludes it, e.g. [0, 1]
-    around a PPI estimate below 0); the library uses plain Wald there.
-    """
-    cells = grid_cells() if cells is None else cells.reset_index(drop=True)
-    rng = np.random.default_rng(_seed(seed, 1))
-    counts = draw_binary_counts(rng, cells, reps, n_total, design)
+
+def grid_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
+    """One study task of the §5.2 grid: B replicates of every (θ, q0, q1, fraction) in
+    ``cell["cells"]``, drawn with the runner's seed and estimated in one vectorised call."""
+    cells = pd.DataFrame([[float(v) for v in c.split(":")] for c in cell["cells"].split(";")],
+                         columns=["theta", "q0", "q1", "fraction"])
+    reps, n_total, prob = int(cell["B"]), int(cell["n_total"]), float(cell["prob"])
+    counts = draw_binary_counts(np.random.default_rng(seed), cells, reps, n_total,
+                                cell["design"])
     res = jm.binary_from_counts(counts, prob, methods=GRID_METHODS)
     m1 = counts[..., 0] + counts[..., 1]
     m0 = counts[..., 2] + counts[..., 3]
@@ -267,7 +287,7 @@ def binary_grid(
     everything = np.ones_like(used)
     for method in GRID_METHODS:
         r = res[method]
-        if r_intervals:
+        if cell["r_intervals"]:
             lo, hi = wald_interval(r["estimate"], r["se"], prob, "wald-logit")
             r = {**r, "lower": lo, "upper": hi}
         met = interval_metrics(r["estimate"], r["lower"], r["upper"], r["reason"], theta, used)
@@ -280,7 +300,38 @@ def binary_grid(
                              m_mean=(m0 + m1).mean(-1), **met,
                              asym_width=2 * z * np.sqrt(v / n_total))
         frames.append(frame)
-    out = pd.concat(frames, ignore_index=True)
+    return pd.concat(frames, ignore_index=True)
+
+
+def binary_grid(
+    reps: int, seed: int = 2026, *, design: str = "bernoulli", n_total: int = N_TOTAL,
+    cells: pd.DataFrame | None = None, prob: float = PROB, r_intervals: bool = False,
+    study: str = "seed001_s52_grid", runner: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """The §5.2 grid: one row per (cell, method) with bias, coverage, width and counts.
+
+    One study task per θ (its q0 × q1 × fraction cells and B replicates in one vectorised call
+    of :func:`~bayescal.frequentist.judge_mean.binary_from_counts`), seeded by the runner from
+    (study, task) — ``seed`` is part of the task, so another base seed draws other data.
+    ``r_intervals``: the R package's interval everywhere (logit scale with θ̂ clamped to
+    [1e-6, 1 - 1e-6], even where the clamp moves an estimate outside (0, 1) and the interval
+    then excludes it, e.g. [0, 1] around a PPI estimate below 0); the library uses plain Wald
+    there.
+    """
+    cells = grid_cells() if cells is None else cells.reset_index(drop=True)
+    tasks = [{"base_seed": int(seed), "cells": _encode_cells(sub), "design": design,
+              "n_total": int(n_total), "B": int(reps), "prob": float(prob),
+              "r_intervals": bool(r_intervals)}
+             for _, sub in cells.groupby("theta", sort=True)]
+    rows = run_study(study, tasks, grid_task, runner)
+    out = rows.drop(columns=list(tasks[0])).reset_index(drop=True)
+    # the designed order: method-major, then the grid's cell order
+    position = {tuple(c): i for i, c in enumerate(
+        cells[["theta", "q0", "q1", "fraction"]].itertuples(index=False))}
+    out["_m"] = out["method"].map({m: i for i, m in enumerate(GRID_METHODS)})
+    out["_c"] = [position[tuple(c)] for c in
+                 out[["theta", "q0", "q1", "fraction"]].itertuples(index=False)]
+    out = out.sort_values(["_m", "_c"]).drop(columns=["_m", "_c"]).reset_index(drop=True)
     out["mc_sd"] = np.sqrt(prob * (1 - prob) / (out["n_used"] - out["undefined"]))
     return out
 
@@ -381,7 +432,8 @@ def grid_claims(grid: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).fillna("")
 
 
-def r_package_comparison(reps: int, seed: int = 2026) -> pd.DataFrame:
+def r_package_comparison(reps: int, seed: int = 2026,
+                         runner: dict[str, Any] | None = None) -> pd.DataFrame:
     """Our mean widths on the D1.8 cells under the R harness's fixed-m design, beside the R
     package's (notes/references.md D1.8, B = 300). Like for like: R's EIF uses the test-set p̂
     (our ``eif_test``); R's Rogan–Gladen is the smoothed one and returns an interval (in effect
@@ -390,7 +442,8 @@ def r_package_comparison(reps: int, seed: int = 2026) -> pd.DataFrame:
     convention throughout (``binary_grid(r_intervals=True)``)."""
     keys = list(R_PACKAGE_WIDTHS)
     cells = pd.DataFrame([{"theta": t, "q0": q, "q1": q, "fraction": f} for f, q, t in keys])
-    grid = binary_grid(reps, seed + 1, design="fixed", cells=cells, r_intervals=True)
+    grid = binary_grid(reps, seed + 1, design="fixed", cells=cells, r_intervals=True,
+                       study="seed001_d18_r_package", runner=runner)
     rows = []
     for (f, q, t), ref in R_PACKAGE_WIDTHS.items():
         row: dict[str, Any] = {"fraction": f, "q": q, "theta": t}
@@ -524,76 +577,98 @@ def _collapsed(y: NDArray[np.float64], zed: IntArray, lab: NDArray[np.bool_]
     return (med <= 1) | (med >= 3)
 
 
+TIMING_SUM = ("vectorised_seconds", "spline_seconds", "spline_calls", "spline_df_below_2")
+TIMING_MAX = ("max_abs_spline_minus_cells", "max_abs_vectorised_minus_labels")
+
+
+def continuous_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
+    """One (μ3, fraction) cell of §5.4: B replicates from the runner's seed; one row per
+    method, the cell's timing and checks repeated on each row (``t_`` columns)."""
+    mu3, frac, reps = int(cell["mu3"]), float(cell["fraction"]), int(cell["B"])
+    n_total, prob, spline = int(cell["n_total"]), float(cell["prob"]), bool(cell["spline"])
+    timing = dict.fromkeys(TIMING_SUM + TIMING_MAX, 0.0)
+    z = float(norm.ppf(0.5 + prob / 2))
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    zed = rng.integers(1, 4, (reps, n_total))
+    mu = np.array([1.0, 2.0, float(mu3)])
+    y = mu[zed - 1] + rng.standard_normal((reps, n_total))
+    lab = rng.random((reps, n_total)) < frac
+    stats = _level_stats_batch(y, zed, lab)
+    res = jm.discrete_from_stats(stats, prob)
+    timing["vectorised_seconds"] += time.perf_counter() - t0
+    truth = (3.0 + mu3) / 3.0
+    m = stats.m
+    used = m >= 2  # PPI's residual variance needs two calibration items
+    if spline:
+        t0 = time.perf_counter()
+        est = np.full(reps, np.nan)
+        var = np.full(reps, np.nan)
+        for b in range(reps):
+            labels = Labels.from_arrays(y[b, lab[b]], zed[b, lab[b]].astype(float),
+                                        zed[b, ~lab[b]].astype(float))
+            try:
+                e = jm.eif(labels, regression="spline")
+            except jm.EstimatorUndefined:
+                continue
+            est[b] = float(e.params["mean"])
+            var[b] = float(e.cov[0, 0])
+            if e.info["df"] < 2:  # the median knot fell on a boundary level
+                timing["spline_df_below_2"] += 1
+                continue
+            if b < 3:  # spot-check the vectorised path against the Labels API
+                for method, f in (("ppi", jm.ppi), ("eif", jm.eif),
+                                  ("eif_linear", lambda x: jm.eif(x, regression="linear"))):
+                    other = f(labels)
+                    timing["max_abs_vectorised_minus_labels"] = max(
+                        timing["max_abs_vectorised_minus_labels"],
+                        abs(float(other.params["mean"]) - res[method]["estimate"][b]),
+                        abs(float(other.cov[0, 0]) - res[method]["variance"][b]))
+        timing["spline_seconds"] += time.perf_counter() - t0
+        timing["spline_calls"] += reps
+        lo, hi = wald_interval(est, np.sqrt(var), prob, "wald")
+        res["eif_spline"] = {"estimate": est, "variance": var, "lower": lo, "upper": hi,
+                             "reason": np.where(np.isfinite(est), 0, 1).astype(np.int8)}
+        saturated = np.isfinite(est) & np.isfinite(res["eif"]["estimate"])
+        saturated &= ~_collapsed(y, zed, lab)
+        diff = np.max(np.abs(est - res["eif"]["estimate"])[saturated], initial=0.0)
+        timing["max_abs_spline_minus_cells"] = max(
+            timing["max_abs_spline_minus_cells"], float(diff))
+    theory = continuous_theory(mu3, frac)
+    frames = []
+    for method in CONT_METHODS:
+        if method not in res:
+            continue
+        r = res[method]
+        met = {k: float(v) for k, v in interval_metrics(
+            r["estimate"], r["lower"], r["upper"], r["reason"], truth, used).items()}
+        frames.append({"method": method, "reps": reps, "truth": truth, **met,
+                       "m_mean": float(m.mean()),
+                       "asym_width": 2 * z * np.sqrt(theory[method] / n_total),
+                       **{f"t_{k}": v for k, v in timing.items()}})
+    return pd.DataFrame(frames)
+
+
 def continuous_study(
     reps: int, seed: int = 2026, *, mu3s: Sequence[int] = MU3S,
     fractions: Sequence[float] = CONT_FRACTIONS, n_total: int = N_TOTAL, prob: float = PROB,
-    spline: bool = True,
+    spline: bool = True, runner: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """§5.4: one row per (μ3, fraction, method); plus timing and the spline = cells check."""
-    frames = []
-    timing = {"vectorised_seconds": 0.0, "spline_seconds": 0.0, "spline_calls": 0,
-              "max_abs_spline_minus_cells": 0.0, "max_abs_vectorised_minus_labels": 0.0,
-              "spline_df_below_2": 0}
-    z = float(norm.ppf(0.5 + prob / 2))
-    for mu3 in mu3s:
-        for frac in fractions:
-            rng = np.random.default_rng(_seed(seed, 2, mu3, round(1000 * frac)))
-            t0 = time.perf_counter()
-            zed = rng.integers(1, 4, (reps, n_total))
-            mu = np.array([1.0, 2.0, float(mu3)])
-            y = mu[zed - 1] + rng.standard_normal((reps, n_total))
-            lab = rng.random((reps, n_total)) < frac
-            stats = _level_stats_batch(y, zed, lab)
-            res = jm.discrete_from_stats(stats, prob)
-            timing["vectorised_seconds"] += time.perf_counter() - t0
-            truth = (3.0 + mu3) / 3.0
-            m = stats.m
-            used = m >= 2  # PPI's residual variance needs two calibration items
-            if spline:
-                t0 = time.perf_counter()
-                est = np.full(reps, np.nan)
-                var = np.full(reps, np.nan)
-                for b in range(reps):
-                    labels = Labels.from_arrays(y[b, lab[b]], zed[b, lab[b]].astype(float),
-                                                zed[b, ~lab[b]].astype(float))
-                    try:
-                        e = jm.eif(labels, regression="spline")
-                    except jm.EstimatorUndefined:
-                        continue
-                    est[b] = float(e.params["mean"])
-                    var[b] = float(e.cov[0, 0])
-                    if e.info["df"] < 2:  # the median knot fell on a boundary level
-                        timing["spline_df_below_2"] += 1
-                        continue
-                    if b < 3:  # spot-check the vectorised path against the Labels API
-                        for method, f in (("ppi", jm.ppi), ("eif", jm.eif),
-                                          ("eif_linear", lambda x: jm.eif(x, regression="linear"))):
-                            other = f(labels)
-                            timing["max_abs_vectorised_minus_labels"] = max(
-                                timing["max_abs_vectorised_minus_labels"],
-                                abs(float(other.params["mean"]) - res[method]["estimate"][b]),
-                                abs(float(other.cov[0, 0]) - res[method]["variance"][b]))
-                timing["spline_seconds"] += time.perf_counter() - t0
-                timing["spline_calls"] += reps
-                lo, hi = wald_interval(est, np.sqrt(var), prob, "wald")
-                res["eif_spline"] = {"estimate": est, "variance": var, "lower": lo, "upper": hi,
-                                     "reason": np.where(np.isfinite(est), 0, 1).astype(np.int8)}
-                saturated = np.isfinite(est) & np.isfinite(res["eif"]["estimate"])
-                saturated &= ~_collapsed(y, zed, lab)
-                diff = np.max(np.abs(est - res["eif"]["estimate"])[saturated], initial=0.0)
-                timing["max_abs_spline_minus_cells"] = max(
-                    timing["max_abs_spline_minus_cells"], float(diff))
-            theory = continuous_theory(mu3, frac)
-            for method in CONT_METHODS:
-                if method not in res:
-                    continue
-                r = res[method]
-                met = {k: float(v) for k, v in interval_metrics(
-                    r["estimate"], r["lower"], r["upper"], r["reason"], truth, used).items()}
-                frames.append({"mu3": mu3, "fraction": frac, "method": method, "reps": reps,
-                               "truth": truth, **met, "m_mean": float(m.mean()),
-                               "asym_width": 2 * z * np.sqrt(theory[method] / n_total)})
-    return pd.DataFrame(frames), timing
+    """§5.4: one row per (μ3, fraction, method); plus timing and the spline = cells check.
+
+    One study task per (μ3, fraction) (its B replicates vectorised), seeded by the runner."""
+    tasks = [{"base_seed": int(seed), "mu3": int(mu3), "fraction": float(frac), "B": int(reps),
+              "n_total": int(n_total), "prob": float(prob), "spline": bool(spline)}
+             for mu3 in mu3s for frac in fractions]
+    rows = run_study("seed001_s54_continuous", tasks, continuous_task, runner)
+    first = rows.groupby(["mu3", "fraction"], sort=False).first()
+    timing: dict[str, float] = {k: float(first[f"t_{k}"].sum()) for k in TIMING_SUM}
+    timing |= {k: float(first[f"t_{k}"].max()) for k in TIMING_MAX}
+    for k in ("spline_calls", "spline_df_below_2"):
+        timing[k] = int(timing[k])
+    keep = ["mu3", "fraction"] + [c for c in rows.columns
+                                  if c not in tasks[0] and not c.startswith("t_")]
+    return rows[keep].reset_index(drop=True), timing
 
 
 def report_continuous(cont: pd.DataFrame, timing: dict[str, float]) -> None:
@@ -652,48 +727,69 @@ def _data_root(arg: Path | None) -> Path | None:
     return guess if guess.is_dir() else None
 
 
+def real_task(cell: dict[str, Any], seed: int, data: str | None = None) -> pd.DataFrame:
+    """One data file of §6: ``splits`` random calibration sets from the runner's seed; one row
+    per method, the file's facts repeated on each row (``f_`` columns)."""
+    splits, prob, fraction = int(cell["splits"]), float(cell["prob"]), float(cell["fraction"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = datasets.debias_judge_results(data, opponent=cell["opponent"], judge=cell["judge"],
+                                           target=cell["target"])
+    y = df["human"].to_numpy(np.int64)
+    yhat = df["judge"].to_numpy(np.int64)
+    n_total = len(y)
+    m = max(4, round(fraction * n_total))  # R: max(4L, round(...)); both round half-even
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((splits, n_total)), axis=1)
+    cal = np.zeros((splits, n_total), dtype=bool)
+    np.put_along_axis(cal, order[:, :m], True, axis=1)
+    y1, h1 = y == 1, yhat == 1
+    counts = np.stack([(cal & y1 & h1).sum(1), (cal & y1 & ~h1).sum(1),
+                       (cal & ~y1 & h1).sum(1), (cal & ~y1 & ~h1).sum(1),
+                       (~cal & h1).sum(1), (~cal & ~h1).sum(1)], axis=-1)
+    res = jm.binary_from_counts(counts, prob, methods=REAL_METHODS)
+    m1, m0 = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
+    used = (m0 >= DEGENERATE_MIN) & (m1 >= DEGENERATE_MIN)
+    truth = float(y.mean())
+    q0 = float(np.mean(yhat[y == 0] == 0))
+    q1 = float(np.mean(yhat[y == 1] == 1))
+    facts = {"f_N": n_total, "f_m": m, "f_theta_true": truth, "f_q0_full": q0,
+             "f_q1_full": q1, "f_kappa_full": q0 + q1 - 1, "f_degenerate": int((~used).sum()),
+             "f_dropped_rows": "; ".join(str(w.message) for w in caught)}
+    rows = []
+    for method in REAL_METHODS:
+        r = res[method]
+        met = interval_metrics(r["estimate"], r["lower"], r["upper"], r["reason"], truth, used)
+        rows.append({"method": method, **{k: float(v) for k, v in met.items()}, **facts})
+    return pd.DataFrame(rows)
+
+
 def real_data(
     splits: int, seed: int = 2026, *, data: Path | None = None, target: str = "position",
-    prob: float = PROB, fraction: float = 0.1,
+    prob: float = PROB, fraction: float = 0.1, runner: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """§6: per (file, method) coverage of θ_true and mean width over random splits."""
-    rows, files = [], []
-    for opponent in OPPONENTS:
+    """§6: per (file, method) coverage of θ_true and mean width over random splits.
+
+    One study task per file (its splits vectorised), seeded by the runner; every worker must
+    be able to read ``data``."""
+    for opponent in OPPONENTS:  # a missing file is reported before any task is shipped
         for judge in JUDGES:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                df = datasets.debias_judge_results(data, opponent=opponent, judge=judge,
-                                                   target=target)
-            y = df["human"].to_numpy(np.int64)
-            yhat = df["judge"].to_numpy(np.int64)
-            n_total = len(y)
-            m = max(4, round(fraction * n_total))  # R: max(4L, round(...)); both round half-even
-            rng = np.random.default_rng(_seed(seed, 3, OPPONENTS.index(opponent),
-                                              JUDGES.index(judge)))
-            order = np.argsort(rng.random((splits, n_total)), axis=1)
-            cal = np.zeros((splits, n_total), dtype=bool)
-            np.put_along_axis(cal, order[:, :m], True, axis=1)
-            y1, h1 = y == 1, yhat == 1
-            counts = np.stack([(cal & y1 & h1).sum(1), (cal & y1 & ~h1).sum(1),
-                               (cal & ~y1 & h1).sum(1), (cal & ~y1 & ~h1).sum(1),
-                               (~cal & h1).sum(1), (~cal & ~h1).sum(1)], axis=-1)
-            res = jm.binary_from_counts(counts, prob, methods=REAL_METHODS)
-            m1, m0 = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
-            used = (m0 >= DEGENERATE_MIN) & (m1 >= DEGENERATE_MIN)
-            truth = float(y.mean())
-            q0 = float(np.mean(yhat[y == 0] == 0))
-            q1 = float(np.mean(yhat[y == 1] == 1))
-            files.append({"opponent": opponent, "judge": judge, "N": n_total, "m": m,
-                          "theta_true": truth, "q0_full": q0, "q1_full": q1,
-                          "kappa_full": q0 + q1 - 1, "degenerate": int((~used).sum()),
-                          "dropped_rows": "; ".join(str(w.message) for w in caught)})
-            for method in REAL_METHODS:
-                r = res[method]
-                met = interval_metrics(r["estimate"], r["lower"], r["upper"], r["reason"],
-                                       truth, used)
-                rows.append({"opponent": opponent, "judge": judge, "method": method,
-                             "splits": splits, **{k: float(v) for k, v in met.items()}})
-    return pd.DataFrame(rows), pd.DataFrame(files)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                datasets.debias_judge_results(data, opponent=opponent, judge=judge,
+                                              target=target)
+    tasks = [{"base_seed": int(seed), "opponent": opponent, "judge": judge, "target": target,
+              "splits": int(splits), "prob": float(prob), "fraction": float(fraction)}
+             for opponent in OPPONENTS for judge in JUDGES]
+    fn = functools.partial(real_task, data=None if data is None else str(data))
+    rows = run_study("seed001_s6_real", tasks, fn, runner)
+    facts = [c for c in rows.columns if c.startswith("f_")]
+    files = rows.groupby(["opponent", "judge"], sort=False)[facts].first().reset_index()
+    files = files.rename(columns={c: c[2:] for c in facts})
+    metrics = [c for c in rows.columns if c not in tasks[0] and c not in facts
+               and c != "method"]
+    real = rows[["opponent", "judge", "method", "splits", *metrics]].reset_index(drop=True)
+    return real, files
 
 
 def _short(opponent: str) -> str:
@@ -874,7 +970,13 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=None,
                         help="directory for CSV tables and PNG plots (default: a new temp dir)")
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--scheduler", type=str, default=None,
+                        help="Dask scheduler address (tcp://host:8786): run the cells there")
+    parser.add_argument("--parts", type=Path, default=None,
+                        help="folder for partial results; a rerun resumes from them")
     args = parser.parse_args(argv)
+    runner = {"workers": args.jobs, "scheduler": args.scheduler, "out": args.parts, "chunk": 1}
     reps = args.reps or (300 if args.quick else 1000)
     cont_reps = args.cont_reps or (100 if args.quick else 500)
     splits = args.splits or (200 if args.quick else 1000)
@@ -885,13 +987,13 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     tables: dict[str, Any] = {"out": out}
     if "grid" in parts:
         t0 = time.perf_counter()
-        grid = binary_grid(reps, args.seed, design=args.design)
+        grid = binary_grid(reps, args.seed, design=args.design, runner=runner)
         seconds = time.perf_counter() - t0
         tables["grid"] = grid
         tables["grid_claims"] = grid_claims(grid)
         tables["grid_seconds"] = seconds
         report_grid(grid, seconds, args.design)
-        comparison = r_package_comparison(reps, args.seed)
+        comparison = r_package_comparison(reps, args.seed, runner)
         tables["r_package"] = comparison
         print("\nCross-implementation: our mean width / the R package's (notes D1.8, B = 300) on "
               "its 15 cells, fixed-m design like the R harness (RGs: undefined counted as [0, 1]; "
@@ -910,7 +1012,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     if "continuous" in parts:
         mu3s = (3, 6, 9) if args.quick else MU3S
         cont, timing = continuous_study(cont_reps, args.seed, mu3s=mu3s,
-                                        spline=not args.no_spline)
+                                        spline=not args.no_spline, runner=runner)
         tables["continuous"], tables["continuous_timing"] = cont, timing
         report_continuous(cont, timing)
         cont.to_csv(out / "judge_mean_continuous.csv", index=False)
@@ -919,7 +1021,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         try:
             if root is None:
                 raise datasets.DatasetNotFoundError("no data root (--data, $BAYESCAL_DATA)")
-            real, files = real_data(splits, args.seed, data=root, target=args.target)
+            real, files = real_data(splits, args.seed, data=root, target=args.target,
+                                    runner=runner)
         except datasets.DatasetNotFoundError as err:
             print(f"\n=== Real data (§6): skipped — {err}")
         else:

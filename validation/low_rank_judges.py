@@ -32,6 +32,13 @@ Run::
 
     python validation/low_rank_judges.py --quick --check     # CI size (~20 s)
     python validation/low_rank_judges.py --out results/      # the full grid, 50 seeds
+    python validation/low_rank_judges.py --scheduler tcp://host:8786 --parts parts/
+
+The seeds (replicates) run through :mod:`bayescal.studies` (study ``seed000_s61_low_rank``, one
+cell, one task per seed): replicate s draws its truth and its datasets from the runner's seed of
+(study, cell, s), so the tables do not depend on ``--jobs`` or a Dask cluster (``--scheduler``);
+``--parts DIR`` keeps partial results for a resumed rerun. A replicate that raises something
+unexpected is printed with its error and counted in ``failed``.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
-from bayescal import simulate  # noqa: E402
+from bayescal import simulate, studies  # noqa: E402
 from bayescal.data import DataError  # noqa: E402
 from bayescal.frequentist import low_rank_judges as twin  # noqa: E402
 from bayescal.frequentist._core import MLEBoundaryError  # noqa: E402
@@ -79,38 +86,59 @@ def one_fit(truth, data, order_effects: bool, information: str) -> dict[str, flo
             "cover_b": float(np.nansum(cover)), "n_cover": int(np.isfinite(cover).sum())}
 
 
-def run_grid(size: dict) -> pd.DataFrame:
-    rows = []
-    for sigma in size["sigma"]:
+def replicate(cell: dict, seed: int) -> pd.DataFrame:
+    """One truth (seed s) and, for every (σ_L, n_l) of the grid, one dataset fitted both ways.
+
+    The truth is shared by all cells of a replicate (common random truths across n_l and σ_L, as
+    in the paper's figure); each row holds one fit's sums, or ``failed = 1`` when no interior MLE
+    exists (separated judges at small n_l)."""
+    truth_seed, *data_seeds = np.random.SeedSequence(seed).generate_state(1 + 64)
+    truth = simulate.low_rank_judges_truth(10, 4, 1, random_seed=int(truth_seed))
+    rows, draw = [], iter(data_seeds)
+    for sigma in (float(v) for v in cell["sigma_grid"].split(",")):
         information = "observed" if sigma == 0 else "cluster"
-        for n_l in size["n_l"]:
-            acc = {m: {"sq_b": 0.0, "n_b": 0, "bb_hat": 0.0, "bb": 0.0, "sq_S": 0.0, "n_S": 0,
-                       "cover_b": 0.0, "n_cover": 0, "failed": 0} for m in ("dial", "nopos")}
-            for seed in range(size["seeds"]):
-                truth = simulate.low_rank_judges_truth(10, 4, 1, random_seed=seed)
-                data = simulate.low_rank_judges(truth, n_l, overdispersion=sigma,
-                                                random_seed=seed + 3)
-                for method, order in (("dial", True), ("nopos", False)):
-                    try:
-                        res = one_fit(truth, data, order, information)
-                    except (MLEBoundaryError, DataError):
-                        # DataError includes IdentificationError: no interior MLE at small n_l
-                        acc[method]["failed"] += 1
-                        continue
-                    for key, value in res.items():
-                        acc[method][key] += value
-            for method, a in acc.items():
-                rows.append({
-                    "sigma_L": sigma, "n_l": n_l, "method": method,
-                    "rmse_b": np.sqrt(a["sq_b"] / a["n_b"]) if a["n_b"] else np.nan,
-                    "slope_b": a["bb_hat"] / a["bb"] if a["bb"] else np.nan,
-                    "attenuation_theory": 1 / np.sqrt(1 + C2 * sigma**2),
-                    "rmse_S": np.sqrt(a["sq_S"] / a["n_S"]) if a["n_S"] else np.nan,
-                    "coverage_b": a["cover_b"] / a["n_cover"] if a["n_cover"] else np.nan,
-                    "n_intervals": a["n_cover"], "failed": a["failed"],
-                    "seeds": size["seeds"], "information": information if method == "dial"
-                    else "none",
-                })
+        for n_l in (int(v) for v in cell["n_l_grid"].split(",")):
+            data = simulate.low_rank_judges(truth, n_l, overdispersion=sigma,
+                                            random_seed=int(next(draw)))
+            for method, order in (("dial", True), ("nopos", False)):
+                base = {"sigma_L": sigma, "n_l": n_l, "method": method,
+                        "information": information if order else "none"}
+                try:
+                    res = one_fit(truth, data, order, information)
+                except (MLEBoundaryError, DataError):
+                    # DataError includes IdentificationError: no interior MLE at small n_l
+                    rows.append({**base, "failed": 1})
+                    continue
+                rows.append({**base, **res, "failed": 0})
+    return pd.DataFrame(rows)
+
+
+def run_grid(size: dict, *, jobs: int = 1, scheduler: str | None = None,
+             parts: Path | None = None) -> pd.DataFrame:
+    cell = {"sigma_grid": ",".join(str(float(v)) for v in size["sigma"]),
+            "n_l_grid": ",".join(str(int(v)) for v in size["n_l"])}
+    table = studies.run(studies.Study("seed000_s61_low_rank", [cell], size["seeds"], replicate),
+                        workers=jobs, scheduler=scheduler, out=parts, chunk=1)
+    crashed = table[table["error"] != ""]
+    for _, row in crashed.iterrows():  # the runner caught something the script did not expect
+        print(f"replicate {row['replicate']} (seed {row['seed']}) raised: {row['error']}")
+    ok = table[table["error"] == ""].fillna({"failed": 0})
+    sums = ok.groupby(["sigma_L", "n_l", "method"], sort=False).agg(
+        {k: "sum" for k in ("sq_b", "n_b", "bb_hat", "bb", "sq_S", "n_S", "cover_b", "n_cover",
+                            "failed")})
+    rows = []
+    for (sigma, n_l, method), a in sums.iterrows():
+        information = "observed" if sigma == 0 else "cluster"
+        rows.append({
+            "sigma_L": sigma, "n_l": int(n_l), "method": method,
+            "rmse_b": np.sqrt(a["sq_b"] / a["n_b"]) if a["n_b"] else np.nan,
+            "slope_b": a["bb_hat"] / a["bb"] if a["bb"] else np.nan,
+            "attenuation_theory": 1 / np.sqrt(1 + C2 * sigma**2),
+            "rmse_S": np.sqrt(a["sq_S"] / a["n_S"]) if a["n_S"] else np.nan,
+            "coverage_b": a["cover_b"] / a["n_cover"] if a["n_cover"] else np.nan,
+            "n_intervals": int(a["n_cover"]), "failed": int(a["failed"]) + len(crashed),
+            "seeds": size["seeds"], "information": information if method == "dial" else "none",
+        })
     return pd.DataFrame(rows)
 
 
@@ -162,10 +190,15 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="CI size")
     parser.add_argument("--check", action="store_true", help="assert the theory-derived bounds")
     parser.add_argument("--out", default=None, help="folder for low_rank_judges_grid.csv")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--scheduler", type=str, default=None,
+                        help="Dask scheduler address (tcp://host:8786): run the seeds there")
+    parser.add_argument("--parts", type=Path, default=None,
+                        help="folder for partial results; a rerun resumes from them")
     args = parser.parse_args(argv)
     size = QUICK if args.quick else FULL
     t0 = time.perf_counter()
-    grid = run_grid(size)
+    grid = run_grid(size, jobs=args.jobs, scheduler=args.scheduler, parts=args.parts)
     seconds = time.perf_counter() - t0
     pd.set_option("display.width", 200)
     print(f"DIAL §6.1 (N = 10, K = 4, r = 1, canonical item first w.p. 0.75; {size['seeds']} "

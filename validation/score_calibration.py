@@ -28,11 +28,19 @@ Run::
     python validation/score_calibration.py --quick     # CI size: 3 questions, 1 seed
     python validation/score_calibration.py             # full: 8 questions, 3 seeds
     python validation/score_calibration.py --out results/
+    python validation/score_calibration.py --scheduler tcp://host:8786 --parts parts/
+
+The protocol runs through :mod:`bayescal.studies` (study ``seed003_llm_rubric``): a task is one
+question and one replicate, whose runner seed (from study, question, replicate) is the protocol
+seed — the held-out split, the stream order and the small-anchor split — so the tables do not
+depend on ``--jobs`` or a Dask cluster (``--scheduler``), and ``--parts DIR`` keeps partial
+results for a resumed rerun. Every worker must be able to read the data.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 import warnings
@@ -42,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayescal import datasets
+from bayescal import datasets, studies
 from bayescal.calibration import SQM
 from bayescal.calibration import protocol as pr
 from bayescal.calibration.metrics import mae, wasserstein
@@ -64,13 +72,72 @@ class _Priors:
     increment_log_sd = 1.5
 
 
-def load(data: Path | None, questions: list[str]) -> Ratings:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the loader's dropped-row notes
-        df = datasets.llm_rubric(data)
+# a plain dict, not functools.lru_cache: Dask pickles this script's functions by value, and an
+# lru_cache wrapper would be pickled by reference to a __main__ the workers do not have
+_RUBRIC: dict[str | None, pd.DataFrame] = {}
+
+
+def _rubric(data: str | None) -> pd.DataFrame:
+    if data not in _RUBRIC:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the loader's dropped-row notes
+            _RUBRIC[data] = datasets.llm_rubric(data)
+    return _RUBRIC[data]
+
+
+def load(data: Path | str | None, questions: list[str]) -> Ratings:
+    df = _rubric(None if data is None else str(data))
     df = df[df["criterion"].isin(questions)]
     return Ratings.from_frame(df, scale=(1, 4), judge="judge", judge_dist=datasets.RUBRIC_PROBS,
                               groups=["criterion"], item="item")
+
+
+def question_run(cell: dict[str, Any], seed: int, data: str | None = None) -> pd.DataFrame:
+    """One study task: the protocol (every method) and the small anchor sets on one question,
+    with the runner's seed as the protocol seed (its held-out split and stream order).
+
+    The protocol's three tables and the small-anchor rows come back stacked in one tidy frame
+    (column ``table``); the protocol's ``seed`` column is renamed ``protocol_seed`` here (the
+    runner owns ``seed``) and restored by :func:`run_protocol`."""
+    ratings = load(data, [cell["question"]])
+    res = pr.run(ratings, seeds=[seed])
+    small = small_anchor_rows(ratings, [seed])
+    frames = [res.curve.assign(table="curve"), res.stream_loss.assign(table="stream_loss"),
+              res.stops.assign(table="stops"), small.assign(table="small")]
+    return pd.concat(frames, ignore_index=True).rename(columns={"seed": "protocol_seed"})
+
+
+def run_protocol(questions: list[str], seeds: int, data: Path | None,
+                 runner: dict[str, Any]) -> tuple[pr.ProtocolResult, pd.DataFrame]:
+    """The protocol and small-anchor rows of every (question, seed) through the study runner."""
+    study = studies.Study("seed003_llm_rubric", [{"question": q} for q in questions], seeds,
+                          functools.partial(question_run,
+                                            data=None if data is None else str(data)))
+    table = studies.run(study, **runner)
+    bad = table[table["error"] != ""]
+    for _, row in bad.iterrows():
+        print(f"question {row['question']} replicate {row['replicate']} (seed {row['seed']}) "
+              f"raised: {row['error']}")
+    if len(bad):
+        raise RuntimeError(f"{len(bad)} protocol runs raised (printed above): the tables would "
+                           "miss them")
+    table = table.drop(columns=["question", "replicate", "seed", "error"]).rename(
+        columns={"protocol_seed": "seed"})
+
+    def part(name: str) -> pd.DataFrame:
+        sub = table[table["table"] == name].drop(columns="table")
+        sub = sub.dropna(axis=1, how="all").reset_index(drop=True)
+        # stacking the four tables made their int and bool columns float/object: restore them
+        for col in sub.columns:
+            values = sub[col]
+            if values.dtype == object and values.map(lambda v: isinstance(v, bool)).all():
+                sub[col] = values.astype(bool)
+            elif values.dtype.kind == "f" and values.notna().all() and (values % 1 == 0).all():
+                sub[col] = values.astype(np.int64)
+        return sub
+
+    res = pr.ProtocolResult(part("curve"), part("stream_loss"), part("stops"))
+    return res, part("small")
 
 
 def upper_vs_mid(res: pr.ProtocolResult) -> pd.DataFrame:
@@ -115,7 +182,7 @@ def cumulative_contrast(res: pr.ProtocolResult) -> pd.DataFrame:
         columns={"mae": "held_out_mae"})
 
 
-def small_anchor_sets(ratings: Ratings, seeds: list[int], sizes: tuple[int, ...] = SMALL_N
+def small_anchor_rows(ratings: Ratings, seeds: list[int], sizes: tuple[int, ...] = SMALL_N
                       ) -> pd.DataFrame:
     rows = []
     for gi, (key, part) in enumerate(ratings.by_group().items()):
@@ -138,8 +205,13 @@ def small_anchor_sets(ratings: Ratings, seeds: list[int], sizes: tuple[int, ...]
                                   ("raw", part.judge[test])):
                     rows.append({"criterion": key[0], "seed": seed, "n": n, "method": method,
                                  "mae": mae(p, h_test), "w1": wasserstein(p, h_test)})
-    df = pd.DataFrame(rows)
-    return df.groupby(["n", "method"])[["mae", "w1"]].median().unstack("method")
+    return pd.DataFrame(rows)
+
+
+def small_anchor_sets(rows: pd.DataFrame) -> pd.DataFrame:
+    """Median held-out MAE and W1 per anchor-set size and method over questions and seeds."""
+    rows = rows.assign(n=rows["n"].astype(int))
+    return rows.groupby(["n", "method"])[["mae", "w1"]].median().unstack("method")
 
 
 def run(argv: list[str] | None = None) -> dict[str, Any]:
@@ -147,12 +219,19 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="CI size: 3 questions, 1 seed")
     parser.add_argument("--data", type=Path, default=None, help="data root (or BAYESCAL_DATA)")
     parser.add_argument("--out", type=Path, default=None, help="folder for CSV tables")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--scheduler", type=str, default=None,
+                        help="Dask scheduler address (tcp://host:8786): run the protocol there")
+    parser.add_argument("--parts", type=Path, default=None,
+                        help="folder for partial results; a rerun resumes from them")
     args = parser.parse_args(argv)
     questions = QUICK_QUESTIONS if args.quick else QUESTIONS
-    seeds = [0] if args.quick else [0, 1, 2]
+    n_seeds = 1 if args.quick else 3
     ratings = load(args.data, questions)
     t0 = time.perf_counter()
-    res = pr.run(ratings, seeds=seeds)
+    res, small = run_protocol(questions, n_seeds, args.data,
+                              {"workers": args.jobs, "scheduler": args.scheduler,
+                               "out": args.parts, "chunk": 1})
     elapsed = time.perf_counter() - t0
     tables: dict[str, Any] = {
         "table2_final": pr.table2(res, checkpoint="final"),
@@ -163,11 +242,12 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         "anchors_needed": anchors_needed(res),
         "cumulative_contrast": cumulative_contrast(res),
         "stopping": pr.stopping(res),
-        "small_anchor_sets": small_anchor_sets(ratings, seeds),
+        "small_anchor_sets": small_anchor_sets(small),
     }
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)
-    print(f"llm-rubric (real), questions {questions}, seeds {seeds}: {ratings.n} items; "
+    print(f"llm-rubric (real), questions {questions}, {n_seeds} seed(s) per question: "
+          f"{ratings.n} items; "
           f"protocol {elapsed:.1f} s")
     for name, table in tables.items():
         print(f"\n== {name}")
