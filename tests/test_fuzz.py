@@ -494,3 +494,33 @@ def test_singular_information_message_with_huge_count() -> None:
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(IdentificationError, match="eigenvalues from"):
             jdb_twin.fit(data)
+
+
+def test_human_calibration_one_human_verdict_is_data_error() -> None:
+    """Found by the fuzzer: a single human verdict (n_h = 1) reached GACV's tr(H⁻J)/(n_h − 1)
+    and raised a bare ZeroDivisionError; it is refused up front as a DataError."""
+    from bayescal.frequentist import human_calibration as hc_twin
+
+    llm = Comparisons.from_codes(["i0", "i1", "i2"], ["k0", "k1"], judge=[0], item_a=[0],
+                                 item_b=[1], outcome=[0.0], order=[1])
+    human = Comparisons.from_codes(["i0", "i1", "i2"], ["human"], judge=[0], item_a=[0],
+                                   item_b=[1], outcome=[0.0])
+    with pytest.raises(DataError, match="needs more than one"):
+        hc_twin.fit(llm, human, llm_weight=np.inf)
+
+
+@pytest.mark.parametrize("weight", [1.0, np.inf])
+def test_human_calibration_unidentified_llm_is_identification_error(weight: float) -> None:
+    """Found by the fuzzer: one LLM cell for two judges and three items (far fewer cells than
+    the judges' model has parameters) leaked numpy's LinAlgError ("Singular matrix") from the
+    GACV trace at finite λ and from the anchored covariance at λ = ∞; the LLM-only twin's
+    cell-count refusal now applies here too."""
+    from bayescal.frequentist import human_calibration as hc_twin
+    from bayescal.identify import IdentificationError
+
+    llm = Comparisons.from_codes(["i0", "i1", "i2"], ["k0", "k1"], judge=[0], item_a=[0],
+                                 item_b=[1], outcome=[0.0], order=[1])
+    human = Comparisons.from_codes(["i0", "i1", "i2"], ["human"], judge=[0, 0], item_a=[0, 0],
+                                   item_b=[1, 1], outcome=[0.0, 1.0])
+    with pytest.raises(IdentificationError, match="1 LLM comparison cells for 6 free"):
+        hc_twin.fit(llm, human, llm_weight=weight)

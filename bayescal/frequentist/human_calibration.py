@@ -151,6 +151,11 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
         raise DataError("llm and human must both be Comparisons (Comparisons.from_frame)")
     if human.n_cells == 0 or human.count.sum() <= 0:
         raise DataError("there are no human comparisons: the calibration needs some")
+    if human.count.sum() <= 1:
+        # GACV (SPEC §1.9) and the sandwich divide by n_h − 1
+        raise DataError(
+            f"the human data hold {human.count.sum():g} verdict(s): the calibration needs more "
+            "than one (GACV's variance term divides by n_h − 1). Add human comparisons.")
     unknown = [x for x in human.items if x not in llm.items]
     if unknown:
         raise DataError(
@@ -161,6 +166,14 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
         )
     rank = check_rank(rank, llm.n_judges, llm.n_items)
     c = _cells(llm, order_effects)  # the judges' model's own cells (same check, same clusters)
+    n_free = (rank + 1) * (llm.n_judges + llm.n_items - rank - 2) \
+        + (llm.n_judges if order_effects else 0)
+    if c.k.size < n_free:
+        # as in the LLM-only twin: fewer cells than parameters cannot identify θ̂_∞
+        raise identify.IdentificationError(
+            f"{c.k.size} LLM comparison cells for {n_free} free parameters of the judges' model "
+            f"(r = {rank}): it is not identified (DIAL Prop. B.2); lower the rank or add LLM "
+            "comparisons")
     N = llm.n_items
     h = human.collapse(order=True, judges=True)
     code = np.array([llm.items.index(x) for x in h.items], np.int64)
@@ -660,8 +673,12 @@ def _gacv_finite(f: _Fit, p: Problem, T):
     H, free = _free_hessian(f.zeta, p, f.lam, T)
     _, V = _human_score_moments(T @ f.zeta, p, T)
     Hf = free.T @ H @ free
-    tr = float(np.trace(np.linalg.solve(Hf, free.T @ V @ free)))
     nulls, _ = _null_count(H)
+    if nulls > p.r1**2:
+        # the candidate is inadmissible for its singular Hessian (the caller's reason); the
+        # trace is undefined there
+        return np.nan, nulls
+    tr = float(np.trace(np.linalg.solve(Hf, free.T @ V @ free)))
     return _human_nll_s(f.s, p) / p.n_h + tr / (p.n_h - 1), nulls
 
 
@@ -753,6 +770,10 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
     if not cand["fit"].converged or (lam == 0 and not cand["admissible"]) \
             or "run off" in cand["reason"]:
         raise MLEBoundaryError(f"no estimate at λ = {lam:g}: {cand['reason']}")
+    if "null directions" in cand["reason"]:
+        raise identify.IdentificationError(
+            f"no estimate at λ = {lam:g}: {cand['reason']}: the LLM and human data together do "
+            "not identify every judge score. Add LLM comparisons or lower the rank.")
     if np.abs(cand["fit"].s).max() > _SEPARATION:
         raise MLEBoundaryError(
             f"no interior estimate at λ = {lam:g}: {cand['reason']}; the human comparisons are "
@@ -1019,6 +1040,12 @@ def _anchored_covariance(f: _Fit, p: Problem, T, information: str, anchored: str
     cov_c = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
     cov_s = M @ cov_c @ M.T
     H, free = _llm_hessian_free(f.zeta, p, T)
+    ev = np.linalg.eigvalsh((H + H.T) / 2)
+    if ev.min() <= _NULL_REL * np.abs(ev).max():
+        raise identify.IdentificationError(
+            "the LLM information is singular at θ̂_∞ (smallest eigenvalue "
+            f"{ev.min():.3g}, largest {ev.max():.3g}): the LLM data do not identify every judge "
+            "score. Add LLM comparisons, lower the rank, or use a finite llm_weight.")
     Hinv = free @ np.linalg.inv(H) @ free.T
     Vl = _llm_score_moments(raw, p, T, information)
     cov_l = Hinv @ Vl @ Hinv / p.n_l
