@@ -151,11 +151,6 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
         raise DataError("llm and human must both be Comparisons (Comparisons.from_frame)")
     if human.n_cells == 0 or human.count.sum() <= 0:
         raise DataError("there are no human comparisons: the calibration needs some")
-    if human.count.sum() <= 1:
-        # GACV (SPEC §1.9) and the sandwich divide by n_h − 1
-        raise DataError(
-            f"the human data hold {human.count.sum():g} verdict(s): the calibration needs more "
-            "than one (GACV's variance term divides by n_h − 1). Add human comparisons.")
     unknown = [x for x in human.items if x not in llm.items]
     if unknown:
         raise DataError(
@@ -166,14 +161,6 @@ def problem(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space
         )
     rank = check_rank(rank, llm.n_judges, llm.n_items)
     c = _cells(llm, order_effects)  # the judges' model's own cells (same check, same clusters)
-    n_free = (rank + 1) * (llm.n_judges + llm.n_items - rank - 2) \
-        + (llm.n_judges if order_effects else 0)
-    if c.k.size < n_free:
-        # as in the LLM-only twin: fewer cells than parameters cannot identify θ̂_∞
-        raise identify.IdentificationError(
-            f"{c.k.size} LLM comparison cells for {n_free} free parameters of the judges' model "
-            f"(r = {rank}): it is not identified (DIAL Prop. B.2); lower the rank or add LLM "
-            "comparisons")
     N = llm.n_items
     h = human.collapse(order=True, judges=True)
     code = np.array([llm.items.index(x) for x in h.items], np.int64)
@@ -701,6 +688,24 @@ def _calibration_design(raw, p: Problem):
     return M[p.hi] - M[p.hj], M
 
 
+def _require_llm_cells(p: Problem) -> None:
+    """The maximum-likelihood paths need n_h > 1 and θ̂_∞: as in the LLM-only twin, fewer LLM
+    cells than the judges' model's free parameters cannot identify it (the Bayesian build lets
+    the prior set the rest instead)."""
+    if p.n_h <= 1:
+        # GACV (SPEC §1.9) divides by n_h − 1
+        raise DataError(
+            f"the human data hold {p.n_h:g} verdict(s): the maximum-likelihood calibration "
+            "needs more than one (GACV's variance term divides by n_h − 1). Add human "
+            "comparisons.")
+    n_free = p.r1 * (p.K + p.N - p.rank - 2) + (p.K if p.order else 0)
+    if p.k.size < n_free:
+        raise identify.IdentificationError(
+            f"{p.k.size} LLM comparison cells for {n_free} free parameters of the judges' model "
+            f"(r = {p.rank}): it is not identified (DIAL Prop. B.2); lower the rank or add LLM "
+            "comparisons")
+
+
 def grid(p: Problem) -> list[float]:
     """Candidate λ: [∞, λ₀·geomspace(10, 0.1, 7), 0] with λ₀ = n_l/n_h (SPEC §1.9.3), scan order."""
     lam0 = p.n_l / p.n_h
@@ -765,6 +770,7 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
     if anchored not in ("joint", "fixed"):
         raise ValueError(f"anchored must be 'joint' or 'fixed', got {anchored!r}")
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     path = _path(p, [lam])
     cand = path["candidates"][0]
     if not cand["fit"].converged or (lam == 0 and not cand["admissible"]) \
@@ -883,6 +889,7 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
     if information not in ("cluster", "sandwich"):
         raise ValueError(f"information must be 'cluster' or 'sandwich', got {information!r}")
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     lams = grid(p) if grid_values is None else sorted(
         {_check_weight(v) for v in grid_values}, key=lambda v: -v)
     path = _path(p, lams)
@@ -1108,6 +1115,7 @@ def calibration_lr_test(llm: Comparisons, human: Comparisons, *, rank: int = 1,
     from scipy.stats import chi2
 
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     path = _path(p, [np.inf, 0.0])
     anc, hum = path["candidates"]
     if not hum["fit"].converged:
