@@ -28,9 +28,11 @@ display orders), score calibration (4-point scale, 6 anchors per judge level; ``
 expressible there because the multinomial totals are graph constants), misclassification (2
 judges, 60 items, a third labelled, simulated by :func:`bayescal.simulate.misclassification`;
 the design lists every label pattern so a draw only swaps counts), low-rank judges (r = 1, 4
-items, 2 judges, both display orders; ranks of the identified S, b, μ, γ only, not U, V). Not
-yet an entry: human calibration (its tempered LLM block is a Potential, not a likelihood the
-simulator can mirror by one outcome swap: two observed blocks).
+items, 2 judges, both display orders; ranks of the identified S, b, μ, γ only, not U, V), and
+human calibration at λ = 0 only (``human_calibration_lambda0``: the human-only branch, 4 items,
+3 comparisons per pair). Human calibration at λ > 0 is not an entry: its LLM block is a
+Potential over graph constants (tempered) or a second observed node with constant data
+(w = 1), so a prior draw cannot swap its data without changing the model's build.
 
 Adding a model is one entry in ``ENTRIES``: a design, the identified quantities, a prior draw and
 a simulator (numpy, independent of the model's log-density).
@@ -310,6 +312,49 @@ def _lr_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]]
     return rng.binomial(data["count"].astype(np.int64), expit(eta)).astype(np.float64)
 
 
+# ---------------------------------------------------------------------------- human calibration
+HC_REPEATS = 3  # human comparisons per pair of the low-rank design's items
+_HC_ROWS: dict[str, NDArray[np.int64]] = {}  # (i, j) per human comparison, set by the design
+
+
+def _hc_design() -> Any:
+    """λ = 0, the human-only branch of the power posterior: the LLM block has weight 0 and the
+    human comparisons are the one observed node (one row per comparison, in ``human_rows``
+    order, which is recorded here for the simulator)."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc_twin
+    from bayescal.models import human_calibration as hc
+
+    items = [f"item{v}" for v in range(LR_ITEMS)]
+    llm = Comparisons.from_codes(items, [f"judge{v}" for v in range(LR_JUDGES)],
+                                 judge=[0, 1], item_a=[0, 1], item_b=[1, 2], outcome=[0.5, 0.5],
+                                 order=[1, 1])
+    i, j = np.triu_indices(LR_ITEMS, 1)
+    i, j = np.repeat(i, HC_REPEATS), np.repeat(j, HC_REPEATS)
+    human = Comparisons.from_codes(items, ["human"], judge=np.zeros(len(i), int), item_a=i,
+                                   item_b=j, outcome=np.full(len(i), 0.5))
+    _HC_ROWS["i"], _HC_ROWS["j"], _ = hc.human_rows(hc_twin.problem(llm, human))
+    return hc.build(llm, human, llm_weight=0.0, priors=hc.Priors())
+
+
+def _hc_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
+    """s_h = H_N β, β ~ N(0, human_sd²) in Helmert coordinates."""
+    from bayescal.frequentist._core import zero_sum_basis
+    from bayescal.models import human_calibration as hc
+
+    sd = hc.Priors().human_sd
+    assert sd is not None
+    return {"human_ability": zero_sum_basis(LR_ITEMS) @ rng.normal(0.0, scale * sd,
+                                                                   LR_ITEMS - 1)}
+
+
+def _hc_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
+                 rng: np.random.Generator) -> NDArray[np.float64]:
+    """One human verdict per row: Bernoulli(σ(s_i − s_j))."""
+    s = truth["human_ability"]
+    return rng.binomial(1, expit(s[_HC_ROWS["i"]] - s[_HC_ROWS["j"]])).astype(np.float64)
+
+
 ENTRIES: dict[str, Entry] = {
     "judge_discrimination_btl": Entry(_btl_design, _btl_prior, _btl_simulate),
     "order_effect_btl": Entry(_order_design, _order_prior, _order_simulate),
@@ -318,6 +363,8 @@ ENTRIES: dict[str, Entry] = {
     # the pattern kernel is linear in the counts, which are the only scaled data
     "misclassification": Entry(_mis_design, _mis_prior, _mis_simulate, scaled=()),
     "low_rank_judges": Entry(_lr_design, _lr_prior, _lr_simulate),
+    # per-comparison Bernoulli rows: doubling y is not a doubled likelihood, no loglik_x2
+    "human_calibration_lambda0": Entry(_hc_design, _hc_prior, _hc_simulate, scaled=None),
 }
 
 
