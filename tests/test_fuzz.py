@@ -569,8 +569,8 @@ def test_fuzz_low_rank_judges_twin(llm: Comparisons | None, order_effects: bool)
 @given(dial_llm(), st.integers(1, 10), st.data())
 def test_fuzz_human_calibration_twin(llm: Comparisons | None, m: int,
                                      data: st.DataObject) -> None:
-    """DIAL's calibrated human scores at a fixed λ (and λ = ∞ / 0 endpoints) on random LLM and
-    human verdicts: own error or finite estimates.
+    """DIAL's calibrated human scores at a fixed λ (1, and the ∞ / 0 endpoints) and by GACV over
+    {∞, 1, 0} on random LLM and human verdicts: own error or finite estimates.
 
     Catches: a human item the LLMs never judged indexing out of range (IndexError), human
     comparisons of a single pair or a separated human set giving NaN/inf human scores instead
@@ -592,12 +592,22 @@ def test_fuzz_human_calibration_twin(llm: Comparisons | None, m: int,
                  item_b=ib, outcome=y)
     if human is None:
         return
-    weight = data.draw(st.sampled_from([1.0, np.inf, 0.0]))
+    weight = data.draw(st.sampled_from([1.0, np.inf, 0.0, "gacv"]))
     with warnings.catch_warnings():
         _quiet()
-        est = _run(hc_twin.fit, llm, human, llm_weight=weight)
-        if est is not None:
-            _finite_estimate(est)
+        if weight == "gacv":
+            # the library's own fallback notice (a RuntimeWarning by design), not numpy's
+            warnings.filterwarnings("ignore", "no GACV candidate is admissible", RuntimeWarning)
+            out = _run(hc_twin.gacv, llm, human, grid_values=[np.inf, 1.0, 0.0])
+            if out is not None:
+                table, est = out
+                assert table["selected"].sum() == 1
+                assert (table["admissible"] | (table["reason"].str.len() > 0)).all()
+                _finite_estimate(est)
+        else:
+            est = _run(hc_twin.fit, llm, human, llm_weight=weight)
+            if est is not None:
+                _finite_estimate(est)
 
 
 def test_human_calibration_one_human_verdict_is_data_error() -> None:
