@@ -25,9 +25,14 @@ i.e. the fitted model's log-likelihood is twice the simulator's (the cell kernel
 
 Entries: judge-discrimination BTL (4 items, 2 judges), order-effect BTL (4 items, 1 judge, both
 display orders), score calibration (4-point scale, 6 anchors per judge level; ``loglik_x2`` is not
-expressible there because the multinomial totals are graph constants). Not yet entries: the
-misclassification model (its observed label patterns depend on the data), low-rank judges and
-human calibration (not on main when this was written).
+expressible there because the multinomial totals are graph constants), misclassification (2
+judges, 60 items, a third labelled, simulated by :func:`bayescal.simulate.misclassification`;
+the design lists every label pattern so a draw only swaps counts), low-rank judges (r = 1, 4
+items, 2 judges, both display orders; ranks of the identified S, b, μ, γ only, not U, V), and
+human calibration at λ = 0 only (``human_calibration_lambda0``: the human-only branch, 4 items,
+3 comparisons per pair). Human calibration at λ > 0 is not an entry: its LLM block is a
+Potential over graph constants (tempered) or a second observed node with constant data
+(w = 1), so a prior draw cannot swap its data without changing the model's build.
 
 Adding a model is one entry in ``ENTRIES``: a design, the identified quantities, a prior draw and
 a simulator (numpy, independent of the model's log-density).
@@ -204,11 +209,162 @@ def _score_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float6
                     ).astype(np.float64)
 
 
+# ---------------------------------------------------------------------------- misclassification
+MIS_JUDGES, MIS_ITEMS, MIS_LABELLED = 2, 60, 1 / 3
+
+
+def _mis_design() -> Any:
+    from bayescal.data import Labels
+    from bayescal.models import misclassification as mis
+
+    # every (Y, Ŷ) calibration pattern and every Ŷ test pattern once, so that the model lists
+    # all patterns (its observed counts are per listed pattern) and a draw only swaps counts
+    yhat = np.array(np.meshgrid(*[[0, 1]] * MIS_JUDGES, indexing="ij")).reshape(MIS_JUDGES, -1).T
+    labels = Labels.from_arrays(np.repeat([0, 1], len(yhat)), np.tile(yhat, (2, 1)), yhat)
+    return mis.build(labels, mis.Priors())
+
+
+def _mis_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
+    """θ ~ Beta(1, 1), q0, q1 ~ Beta(2, 2) (kappa='nonzero'); ``scale`` > 1 widens each Beta
+    to the same mean with a variance about ``scale``² times larger (Beta(a, b)/scale², floor
+    0.3), the analogue of a prior sd ``scale`` times too large."""
+    from bayescal.models import misclassification as mis
+
+    p = mis.Priors()
+
+    def beta(ab: tuple[float, float], size: int) -> NDArray[np.float64]:
+        a, b = (max(v / scale**2, 0.3) for v in ab)
+        return rng.beta(a, b, size)
+
+    return {"prevalence": beta(p.prevalence, 1), "specificity": beta(p.specificity, MIS_JUDGES),
+            "sensitivity": beta(p.sensitivity, MIS_JUDGES)}
+
+
+def _mis_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
+                  rng: np.random.Generator) -> NDArray[np.float64]:
+    """Counts per listed pattern from :func:`bayescal.simulate.misclassification` (seed 001's
+    design: Y ~ Bern(θ), judges independent given Y, labelled set MCAR)."""
+    from bayescal.simulate import misclassification
+
+    labels, _ = misclassification(
+        MIS_ITEMS, prevalence=float(truth["prevalence"][0]),
+        specificity=truth["specificity"].tolist(), sensitivity=truth["sensitivity"].tolist(),
+        labelled_fraction=MIS_LABELLED, random_seed=int(rng.integers(2**31)))
+    weights = 2 ** np.arange(MIS_JUDGES)
+    cal = np.bincount(labels.y_cal.astype(int) * 2**MIS_JUDGES
+                      + labels.yhat_cal.astype(int) @ weights, minlength=2 ** (MIS_JUDGES + 1))
+    test = np.bincount(labels.yhat_test.astype(int) @ weights, minlength=2**MIS_JUDGES)
+    code = data["yhat"].astype(int) @ weights
+    return np.where(data["test"] == 1, test[code],
+                    cal[data["human"].astype(int) * 2**MIS_JUDGES + code]).astype(np.float64)
+
+
+# ---------------------------------------------------------------------------- low-rank judges
+LR_ITEMS, LR_JUDGES, LR_COUNT, LR_RANK = 4, 2, 4, 1
+
+
+def _lr_design() -> Any:
+    from bayescal.data import Comparisons
+    from bayescal.identify import IdentificationWarning
+    from bayescal.models import low_rank_judges as lr
+
+    i, j = np.triu_indices(LR_ITEMS, 1)
+    i, j = np.concatenate([i, j]), np.concatenate([j, i])  # both display orders
+    k = np.repeat(np.arange(LR_JUDGES), len(i))
+    i, j = np.tile(i, LR_JUDGES), np.tile(j, LR_JUDGES)
+    design = Comparisons.from_codes(
+        [f"item{v}" for v in range(LR_ITEMS)], [f"judge{v}" for v in range(LR_JUDGES)],
+        judge=k, item_a=i, item_b=j, outcome=np.full(len(i), 0.5),
+        order=np.ones(len(i)), count=np.full(len(i), float(LR_COUNT)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentificationWarning)  # placeholder outcomes
+        return lr.build(design, rank=LR_RANK, priors=lr.Priors())
+
+
+def _lr_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
+    """The model's prior, drawn directly: A (N−1 × r+1) has density ∝ N(0, σ_A²) ×
+    det(AᵀA)^{(N−1)/2}, which factorises over A = Q Lᵀ (Cholesky of AᵀA), so the frame Q is
+    Haar on the Stiefel manifold as for a Gaussian A: Q of a Gaussian's QR with diag(R) > 0.
+    W = √N H_N Q = [μ, V]; γ = ḡ + H_K δ, ḡ ~ LogNormal; U = H_K u; S = γμᵀ + UVᵀ."""
+    from bayescal.frequentist._core import zero_sum_basis
+    from bayescal.models import low_rank_judges as lr
+
+    p = lr.Priors()
+    assert p.loading_mean_sd and p.loading_sd and p.disagreement_sd and p.order_effect_sd
+    q, r = np.linalg.qr(rng.normal(0.0, p.basis_sd, (LR_ITEMS - 1, LR_RANK + 1)))
+    q = q * np.sign(np.diag(r))
+    w = np.sqrt(LR_ITEMS) * zero_sum_basis(LR_ITEMS) @ q
+    mu, v = w[:, 0], w[:, 1:]
+    hk = zero_sum_basis(LR_JUDGES)
+    gamma = (np.exp(rng.normal(0.0, scale * p.loading_mean_sd))
+             + hk @ rng.normal(0.0, scale * p.loading_sd, LR_JUDGES - 1))
+    u = hk @ rng.normal(0.0, scale * p.disagreement_sd, (LR_JUDGES - 1, LR_RANK))
+    return {"ability": np.outer(gamma, mu) + u @ v.T,
+            "order_effect": rng.normal(0.0, scale * p.order_effect_sd, LR_JUDGES),
+            "consensus": mu, "consensus_loading": gamma}
+
+
+def _lr_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
+                 rng: np.random.Generator) -> NDArray[np.float64]:
+    """Wins of item i per cell: Binomial(n, σ(S_ki − S_kj + a b_k)), DIAL model (1)."""
+    s, b, k = truth["ability"], truth["order_effect"], data["judge_code"]
+    eta = s[k, data["item_i"]] - s[k, data["item_j"]] + data["order"] * b[k]
+    return rng.binomial(data["count"].astype(np.int64), expit(eta)).astype(np.float64)
+
+
+# ---------------------------------------------------------------------------- human calibration
+HC_REPEATS = 3  # human comparisons per pair of the low-rank design's items
+_HC_ROWS: dict[str, NDArray[np.int64]] = {}  # (i, j) per human comparison, set by the design
+
+
+def _hc_design() -> Any:
+    """λ = 0, the human-only branch of the power posterior: the LLM block has weight 0 and the
+    human comparisons are the one observed node (one row per comparison, in ``human_rows``
+    order, which is recorded here for the simulator)."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc_twin
+    from bayescal.models import human_calibration as hc
+
+    items = [f"item{v}" for v in range(LR_ITEMS)]
+    llm = Comparisons.from_codes(items, [f"judge{v}" for v in range(LR_JUDGES)],
+                                 judge=[0, 1], item_a=[0, 1], item_b=[1, 2], outcome=[0.5, 0.5],
+                                 order=[1, 1])
+    i, j = np.triu_indices(LR_ITEMS, 1)
+    i, j = np.repeat(i, HC_REPEATS), np.repeat(j, HC_REPEATS)
+    human = Comparisons.from_codes(items, ["human"], judge=np.zeros(len(i), int), item_a=i,
+                                   item_b=j, outcome=np.full(len(i), 0.5))
+    _HC_ROWS["i"], _HC_ROWS["j"], _ = hc.human_rows(hc_twin.problem(llm, human))
+    return hc.build(llm, human, llm_weight=0.0, priors=hc.Priors())
+
+
+def _hc_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
+    """s_h = H_N β, β ~ N(0, human_sd²) in Helmert coordinates."""
+    from bayescal.frequentist._core import zero_sum_basis
+    from bayescal.models import human_calibration as hc
+
+    sd = hc.Priors().human_sd
+    assert sd is not None
+    return {"human_ability": zero_sum_basis(LR_ITEMS) @ rng.normal(0.0, scale * sd,
+                                                                   LR_ITEMS - 1)}
+
+
+def _hc_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
+                 rng: np.random.Generator) -> NDArray[np.float64]:
+    """One human verdict per row: Bernoulli(σ(s_i − s_j))."""
+    s = truth["human_ability"]
+    return rng.binomial(1, expit(s[_HC_ROWS["i"]] - s[_HC_ROWS["j"]])).astype(np.float64)
+
+
 ENTRIES: dict[str, Entry] = {
     "judge_discrimination_btl": Entry(_btl_design, _btl_prior, _btl_simulate),
     "order_effect_btl": Entry(_order_design, _order_prior, _order_simulate),
     # the multinomial totals are constants of the graph, not data: no loglik_x2 here
     "score_calibration": Entry(_score_design, _score_prior, _score_simulate, scaled=None),
+    # the pattern kernel is linear in the counts, which are the only scaled data
+    "misclassification": Entry(_mis_design, _mis_prior, _mis_simulate, scaled=()),
+    "low_rank_judges": Entry(_lr_design, _lr_prior, _lr_simulate),
+    # per-comparison Bernoulli rows: doubling y is not a doubled likelihood, no loglik_x2
+    "human_calibration_lambda0": Entry(_hc_design, _hc_prior, _hc_simulate, scaled=None),
 }
 
 

@@ -660,8 +660,12 @@ def _gacv_finite(f: _Fit, p: Problem, T):
     H, free = _free_hessian(f.zeta, p, f.lam, T)
     _, V = _human_score_moments(T @ f.zeta, p, T)
     Hf = free.T @ H @ free
-    tr = float(np.trace(np.linalg.solve(Hf, free.T @ V @ free)))
     nulls, _ = _null_count(H)
+    if nulls > p.r1**2:
+        # the candidate is inadmissible for its singular Hessian (the caller's reason); the
+        # trace is undefined there
+        return np.nan, nulls
+    tr = float(np.trace(np.linalg.solve(Hf, free.T @ V @ free)))
     return _human_nll_s(f.s, p) / p.n_h + tr / (p.n_h - 1), nulls
 
 
@@ -682,6 +686,24 @@ def _calibration_design(raw, p: Problem):
     G, F, _, _ = _split(raw, p)
     M = (F @ G.sum(axis=0) / p.K)[:, None] if p.space == "consensus" else F
     return M[p.hi] - M[p.hj], M
+
+
+def _require_llm_cells(p: Problem) -> None:
+    """The maximum-likelihood paths need n_h > 1 and θ̂_∞: as in the LLM-only twin, fewer LLM
+    cells than the judges' model's free parameters cannot identify it (the Bayesian build lets
+    the prior set the rest instead)."""
+    if p.n_h <= 1:
+        # GACV (SPEC §1.9) divides by n_h − 1
+        raise DataError(
+            f"the human data hold {p.n_h:g} verdict(s): the maximum-likelihood calibration "
+            "needs more than one (GACV's variance term divides by n_h − 1). Add human "
+            "comparisons.")
+    n_free = p.r1 * (p.K + p.N - p.rank - 2) + (p.K if p.order else 0)
+    if p.k.size < n_free:
+        raise identify.IdentificationError(
+            f"{p.k.size} LLM comparison cells for {n_free} free parameters of the judges' model "
+            f"(r = {p.rank}): it is not identified (DIAL Prop. B.2); lower the rank or add LLM "
+            "comparisons")
 
 
 def grid(p: Problem) -> list[float]:
@@ -748,11 +770,16 @@ def fit(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = "
     if anchored not in ("joint", "fixed"):
         raise ValueError(f"anchored must be 'joint' or 'fixed', got {anchored!r}")
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     path = _path(p, [lam])
     cand = path["candidates"][0]
     if not cand["fit"].converged or (lam == 0 and not cand["admissible"]) \
             or "run off" in cand["reason"]:
         raise MLEBoundaryError(f"no estimate at λ = {lam:g}: {cand['reason']}")
+    if "null directions" in cand["reason"]:
+        raise identify.IdentificationError(
+            f"no estimate at λ = {lam:g}: {cand['reason']}: the LLM and human data together do "
+            "not identify every judge score. Add LLM comparisons or lower the rank.")
     if np.abs(cand["fit"].s).max() > _SEPARATION:
         raise MLEBoundaryError(
             f"no interior estimate at λ = {lam:g}: {cand['reason']}; the human comparisons are "
@@ -862,6 +889,7 @@ def gacv(llm: Comparisons, human: Comparisons, *, rank: int = 1, space: Space = 
     if information not in ("cluster", "sandwich"):
         raise ValueError(f"information must be 'cluster' or 'sandwich', got {information!r}")
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     lams = grid(p) if grid_values is None else sorted(
         {_check_weight(v) for v in grid_values}, key=lambda v: -v)
     path = _path(p, lams)
@@ -1019,6 +1047,12 @@ def _anchored_covariance(f: _Fit, p: Problem, T, information: str, anchored: str
     cov_c = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
     cov_s = M @ cov_c @ M.T
     H, free = _llm_hessian_free(f.zeta, p, T)
+    ev = np.linalg.eigvalsh((H + H.T) / 2)
+    if ev.min() <= _NULL_REL * np.abs(ev).max():
+        raise identify.IdentificationError(
+            "the LLM information is singular at θ̂_∞ (smallest eigenvalue "
+            f"{ev.min():.3g}, largest {ev.max():.3g}): the LLM data do not identify every judge "
+            "score. Add LLM comparisons, lower the rank, or use a finite llm_weight.")
     Hinv = free @ np.linalg.inv(H) @ free.T
     Vl = _llm_score_moments(raw, p, T, information)
     cov_l = Hinv @ Vl @ Hinv / p.n_l
@@ -1081,6 +1115,7 @@ def calibration_lr_test(llm: Comparisons, human: Comparisons, *, rank: int = 1,
     from scipy.stats import chi2
 
     p = problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    _require_llm_cells(p)
     path = _path(p, [np.inf, 0.0])
     anc, hum = path["candidates"]
     if not hum["fit"].converged:
