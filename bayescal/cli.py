@@ -277,6 +277,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _demo_dial(args: argparse.Namespace) -> int:
     """``bayescal demo --dial``: DIAL end to end on simulated judges and a few humans."""
     import numpy as np
+    import pandas as pd
 
     import bayescal as bc
     from bayescal import simulate_dial as sd

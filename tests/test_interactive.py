@@ -72,3 +72,25 @@ def test_progress_in_a_terminal_but_not_in_a_pipe(monkeypatch):
     assert interactive() is True
     monkeypatch.setattr(sys, "stderr", Stream(False))
     assert interactive() is False
+
+
+def test_every_cli_function_that_uses_pandas_imports_it():
+    """cli.py imports pandas inside functions (so `bayescal --help` stays fast); a function that
+    uses ``pd`` without its own import fails only when that command runs (as `demo --dial` did,
+    whose test is slow-marked). Static check over every function of the module."""
+    import ast
+
+    import bayescal.cli
+
+    tree = ast.parse(Path(bayescal.cli.__file__).read_text())
+    missing = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        body = [n for stmt in node.body for n in ast.walk(stmt)]
+        uses = any(isinstance(n, ast.Name) and n.id == "pd" for n in body)
+        imports = any(isinstance(n, ast.Import) and any(a.asname == "pd" for a in n.names)
+                      for n in body)
+        if uses and not imports:
+            missing.append(node.name)
+    assert not missing, f"functions using pd without importing pandas: {missing}"
