@@ -79,9 +79,13 @@ def diagnose(
     # matplotlib, seconds that a MAP fit or a --help should not pay
     import arviz_stats as azs
 
-    rhat = azs.rhat(post)
-    bulk = azs.ess(post, method="bulk")
-    tail = azs.ess(post, method="tail")
+    # entries fixed by construction (the zero first level effect of an ordinal model) have zero
+    # variance: their R-hat and ESS are 0/0, skipped by _extreme; a variable with no finite
+    # entry still fails below
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhat = azs.rhat(post)
+        bulk = azs.ess(post, method="bulk")
+        tail = azs.ess(post, method="tail")
     rows = []
     for name in names:
         rows.append((name, "r_hat_max", _extreme(rhat[name].values, np.max), rhat_max, "max"))

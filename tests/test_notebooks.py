@@ -57,3 +57,21 @@ def test_notebook_has_an_executed_twin_with_the_same_cells(path):
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     if "plt." in path.read_text() or "bc.plots" in path.read_text():
         assert images, f"{twin.name} shows no figure inline: {fix}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_rendered_notebook_shows_no_sampler_failure_or_machine_path(path):
+    """The rendered notebook is what users read: a NUTS run printed with failed diagnostics
+    (its intervals not earned) or a warning carrying the executing machine's file paths must
+    not be shipped."""
+    import json
+
+    twin = path.with_suffix(".ipynb")
+    if not twin.exists():
+        pytest.skip(f"{twin.name} is missing (checked by the pairing test)")
+    text = "".join(
+        "".join(o.get("text", ""))
+        for c in json.loads(twin.read_text())["cells"] if c["cell_type"] == "code"
+        for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert "sampler diagnostics failed" not in text, twin.name
+    assert "site-packages" not in text and "ipykernel_" not in text, twin.name
