@@ -160,38 +160,22 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
     return f"bayescal: error: {text}"
 
 
-def _interval_columns(table: pd.DataFrame, methods: Sequence[str], digits: int = 3) -> pd.DataFrame:
-    """One readable column per method: ``estimate [lower, upper]`` (or the estimate alone)."""
+def _discrimination_view(table: pd.DataFrame, methods: Sequence[str], sort_by: str) -> pd.DataFrame:
+    """Discriminations of a :func:`bayescal.compare` table, largest first: one readable column
+    per method (``estimate [lower, upper]``, as in the leaderboard) and the width ratios."""
     import pandas as pd
 
-    out = pd.DataFrame(index=table.index)
+    from bayescal.tables import _cell
+
+    ordered = table[table["parameter"] == "discrimination"].sort_values(
+        f"{sort_by}_estimate", ascending=False)
+    nan = pd.Series(float("nan"), index=ordered.index)
+    view = pd.DataFrame(index=ordered.index)
     for m in methods:
-        est = table[f"{m}_estimate"]
-        text = est.map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
-        if f"{m}_lower" not in table:
-            out[m] = text
-            continue
-        lo, hi = table[f"{m}_lower"], table[f"{m}_upper"]
-        has = lo.notna() & hi.notna()
-        text[has] = [f"{e:.{digits}f} [{a:.{digits}f}, {b:.{digits}f}]"
-                     for e, a, b in zip(est[has], lo[has], hi[has], strict=True)]
-        out[m] = text
-    return out
-
-
-def _leaderboard(table: pd.DataFrame, methods: Sequence[str], sort_by: str) -> pd.DataFrame:
-    import pandas as pd
-
-    shown = table[table["parameter"].isin(["ability", "discrimination"])]
-    parts = []
-    for name in ("ability", "discrimination"):
-        part = shown[shown["parameter"] == name].sort_values(f"{sort_by}_estimate",
-                                                              ascending=False)
-        parts.append(part)
-    ordered = pd.concat(parts)
-    view = _interval_columns(ordered, methods)
-    ratios = [c for c in ordered.columns if c.startswith("width_ratio_")]
-    for c in ratios:
+        view[m] = [_cell(e, a, b, ".3f") for e, a, b in
+                   zip(ordered[f"{m}_estimate"], ordered.get(f"{m}_lower", nan),
+                       ordered.get(f"{m}_upper", nan), strict=True)]
+    for c in (c for c in ordered.columns if c.startswith("width_ratio_")):
         view[c.replace("width_ratio_", "width ")] = ordered[c].map(
             lambda v: "" if pd.isna(v) else f"{v:.2f}")
     return view
@@ -260,7 +244,7 @@ def _demo(args: argparse.Namespace) -> int:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 40)
     _print_leaderboard(fits, args.prob, truth, sort_by="nuts")
-    view = _leaderboard(table[table["parameter"] == "discrimination"], methods, sort_by="nuts")
+    view = _discrimination_view(table, methods, sort_by="nuts")
     if truth is not None:
         view["truth"] = table["truth"].reindex(view.index).map(lambda v: f"{v:.3f}")
     print("\nJudge discriminations (same intervals):")
