@@ -747,10 +747,14 @@ def _fit_human_calibration(args: argparse.Namespace) -> int:
     if args.method != "mle":
         print("note: human-calibration runs the frequentist twin (GACV and the joint sandwich); "
               f"--method {args.method} is not offered for it", file=sys.stderr)
-    information = "cluster" if args.information in ("expected", "cluster") else "sandwich"
     if args.information not in ("expected", "cluster", "sandwich"):
         raise _UsageError("human-calibration: --information must be cluster (default) or "
                           "sandwich", prog)
+    information = "cluster" if args.information in ("expected", "cluster") else "sandwich"
+    if args.information == "expected":
+        print("note: human-calibration has no expected-information covariance at a finite λ; "
+              "the joint sandwich with the cell-clustered LLM part is used (--information "
+              "sandwich for independent verdicts)", file=sys.stderr)
     frame = _read_table(args.file)
     human_frame = _read_table(args.human)
     columns = _given(args, ("item_a", "item_b", "outcome", "judge", "order", "count"))
