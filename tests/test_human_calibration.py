@@ -168,8 +168,8 @@ def test_sandwich_matches_monte_carlo_spread():
     """Sandwich SEs of pairwise contrasts at fixed λ = n_l/n_h (both samples random, n_l/n_h = 2
     so the λ²τ V_l term matters), and the λ = ∞ delta-method SEs, against the spread of R = 200
     refits. With R = 200 the relative error of an SD is ≈ 1/√(2R) = 5 %; we require mean SE /
-    MC SD within [0.85, 1.15] for each of three contrasts (an SE 20 % too wide falls outside). Catches a dropped LLM meat (SE ≈ 25 % too small here) or a
-    missing 1/n_h."""
+    MC SD within [0.85, 1.15] for each of three contrasts (an SE 20 % too wide falls outside).
+    Catches a dropped LLM meat (SE ≈ 25 % too small here) or a missing 1/n_h."""
     par = sd.truth(5, 3, 1, random_seed=5)
     par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]
     pairs = [(0, 1), (2, 3), (1, 4)]
