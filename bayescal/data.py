@@ -394,7 +394,11 @@ class Comparisons:
             kk = _recode(codes_k, labels_k, pd.Index(judges))
         else:
             note_k, judges, kk = None, ("judge",), np.zeros(len(df), np.int64)
-        notes = [n for n in (note_a, note_b, note_k) if n is not None]
+        if "cluster" in present:
+            codes_c, labels_c, note_c = _coded_labels(df[cluster], cluster, "cluster")
+        else:
+            note_c = None
+        notes = [n for n in (note_a, note_b, note_k, note_c) if n is not None]
         human_labels = tuple(_canonical(h) for h in humans)
         renamed = [f"{h!r} -> {c!r}" for h, c in zip(humans, human_labels, strict=True)
                    if h != c]
@@ -462,7 +466,8 @@ class Comparisons:
         cells = cls._aggregate(items, judges, kk, ia, ib, o, n, y, human_labels)
         if cluster is None:
             return cells
-        return _with_clusters(cells, df[cluster].astype(str).to_numpy(), kk, ia, ib, o, n, y)
+        keys = np.asarray(labels_c, dtype=object)[codes_c].astype(str)
+        return _with_clusters(cells, keys, kk, ia, ib, o, n, y)
 
     @classmethod
     def from_codes(

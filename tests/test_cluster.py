@@ -241,3 +241,17 @@ def test_cluster_standard_errors_match_the_spread_of_estimates_under_battle_depe
     covered = np.abs(est_s - s) <= 1.959963984540054 * se_cluster
     n_ind = covered.size
     assert abs(covered.mean() - 0.95) < 4 * np.sqrt(0.95 * 0.05 / n_ind) * np.sqrt(n_items)
+
+
+def test_cluster_keys_are_normalised_like_labels(frame):
+    """A battle id read as 7 in one file and 7.0 (or " 7") in another is one battle: split keys
+    would double the clusters and shrink the cluster-robust SEs without a word."""
+    base = bc.Comparisons.from_frame(frame.assign(battle=frame["battle"].str[1:].astype(int)),
+                                     cluster="battle")
+    odd = frame.assign(battle=frame["battle"].str[1:].astype(int).astype(object))
+    odd.loc[odd.index[::2], "battle"] = odd.loc[odd.index[::2], "battle"].astype(float)
+    odd.loc[odd.index[1::4], "battle"] = " " + odd.loc[odd.index[1::4], "battle"].astype(str)
+    with pytest.warns(UserWarning, match="'battle'"):
+        split = bc.Comparisons.from_frame(odd, cluster="battle")
+    assert split.clusters == base.clusters
+    np.testing.assert_array_equal(split.cluster_count, base.cluster_count)
