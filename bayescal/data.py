@@ -534,10 +534,18 @@ class Comparisons:
         )
         if cluster is None:
             return cells
-        labels = np.asarray(cluster).astype(str)
-        if labels.shape != ia.shape:
-            raise DataError(f"cluster has {labels.size} keys for {len(ia)} comparisons")
-        return _with_clusters(cells, labels, k, ia, ib, o, n, y)
+        raw = pd.Series(np.asarray(cluster, dtype=object).ravel())
+        if len(raw) != len(ia):
+            raise DataError(f"cluster has {len(raw)} keys for {len(ia)} comparisons")
+        if raw.isna().any():
+            raise DataError(f"cluster keys are missing at positions "
+                            f"{np.flatnonzero(raw.isna().to_numpy())[:5].tolist()}")
+        codes, labels, note = _coded_labels(raw, "cluster", "cluster")
+        if note is not None:
+            warnings.warn(f"cluster keys normalised: {note}", LabelNormalizationWarning,
+                          stacklevel=2)
+        keys = np.asarray(labels, dtype=object)[codes].astype(str)
+        return _with_clusters(cells, keys, k, ia, ib, o, n, y)
 
     @classmethod
     def _aggregate(
