@@ -106,7 +106,7 @@ def _check_columns(
     arguments: Sequence[str],
 ) -> None:
     """Refuse, naming the options, any column ``reader`` would need that the file lacks."""
-    from bayescal.data import _column_problems
+    from bayescal.data.normalize import _column_problems
 
     params = inspect.signature(reader).parameters
     named = {a: given.get(a, params[a].default) for a in arguments}
