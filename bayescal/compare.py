@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescal.summary import summarize, term_labels
+from bayescal.schema import term_labels
+from bayescal.summary import summarize
 
 __all__ = ["compare", "method_name", "named_results", "truth_series"]
 

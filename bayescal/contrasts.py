@@ -28,7 +28,7 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from bayescal.summary import COLUMNS, check_prob, term_labels, wald_interval
+from bayescal.schema import COLUMNS, check_prob, term_labels, wald_interval
 
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate

@@ -24,7 +24,8 @@ import pandas as pd
 import xarray as xr
 
 from bayescal.compare import truth_series
-from bayescal.summary import check_prob, summarize, term_labels
+from bayescal.schema import check_prob, term_labels
+from bayescal.summary import summarize
 from bayescal.tables import leaderboard as leaderboard_table
 from bayescal.tables import named_results
 

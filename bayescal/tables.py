@@ -16,7 +16,8 @@ import xarray as xr
 
 from bayescal.compare import method_name, named_results, truth_series
 from bayescal.contrasts import ranks
-from bayescal.summary import check_prob, summarize
+from bayescal.schema import check_prob
+from bayescal.summary import summarize
 
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate

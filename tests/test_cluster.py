@@ -9,9 +9,10 @@ import statsmodels.api as sm
 from scipy.special import expit
 
 import bayescal as bc
+from bayescal.basis import zero_sum_basis
 from bayescal.data import DataError
 from bayescal.frequentist import judge_discrimination_btl as jd_f
-from bayescal.frequentist._core import cluster_meat, zero_sum_basis
+from bayescal.frequentist.covariance import cluster_meat
 from bayescal.identify import IdentificationError
 
 ITEMS = ["alpha", "beta", "gamma", "delta", "eps"]
@@ -103,14 +104,14 @@ def test_cluster_meat_by_hand():
     assert cluster_meat(scores, codes) == pytest.approx(expected)
     import scipy.sparse as sp
     assert cluster_meat(sp.csr_array(scores), codes) == pytest.approx(expected)
-    assert cluster_meat(scores, codes, correction=False) == pytest.approx(expected / 1.5)
+    assert cluster_meat(scores, codes, correction="CR0") == pytest.approx(expected / 1.5)
     with pytest.raises(ValueError, match="2 clusters"):
         cluster_meat(scores, np.zeros(9))
 
 
 def test_unweighted_cluster_covariance_equals_statsmodels_glm(frame, data):
     """γ ≡ 1 BTL expanded to rows: statsmodels GLM Binomial (logit) on x = (e_i - e_j)ᵀA with
-    cov_type='cluster'. use_correction=False in statsmodels, times G/(G-1), is our CR1 (statsmodels'
+    cov_type='cluster'. use_correction="CR0" in statsmodels, times G/(G-1), is our CR1 (statsmodels'
     default also applies (N-1)/(N-p)). Catches a meat summed per cell instead of per cluster, a
     missing or doubled G/(G-1), and an expected-information bread."""
     est = jd_f.fit(data, discrimination=False, information="cluster")

@@ -16,7 +16,7 @@ from bayescal import simulate
 from bayescal.contrasts import RANK_COLUMNS, _Abilities, _rank_draws, _wald_draws
 from bayescal.frequentist import judge_discrimination_btl as jd_f
 from bayescal.frequentist._core import Estimate
-from bayescal.summary import COLUMNS
+from bayescal.schema import COLUMNS
 
 ITEMS = ["a", "b", "c"]
 

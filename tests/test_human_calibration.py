@@ -9,11 +9,12 @@ import statsmodels.api as sm
 
 import bayescal as bc
 from bayescal import simulate_dial as sd
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist import gacv as gv
 from bayescal.frequentist import human_calibration as hc
 from bayescal.frequentist import low_rank_judges as lr
-from bayescal.frequentist._core import MLEBoundaryError, zero_sum_basis
+from bayescal.frequentist._core import MLEBoundaryError
 from bayescal.identify import IdentificationError
 from bayescal.identify import calibration as condition4
 

@@ -22,7 +22,7 @@ from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import judge_discrimination_btl as jdf
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import judge_discrimination_btl as jd
-from bayescal.summary import wald_interval
+from bayescal.schema import wald_interval
 
 
 def verdicts(rows: list[tuple[str, str, int, int]], judge: str = "judge") -> pd.DataFrame:

@@ -22,7 +22,7 @@ from scipy.special import expit
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import judge_mean as jm
 from bayescal.frequentist import judge_mean_theory as th
-from bayescal.summary import wald_interval
+from bayescal.schema import wald_interval
 
 HAS_MISCLASSIFICATION = (
     importlib.util.find_spec("bayescal.frequentist.misclassification") is not None

@@ -8,10 +8,12 @@ import pytest
 
 import bayescal as bc
 from bayescal import simulate
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist import low_rank_judges as lrf
 from bayescal.identify import IdentificationError
 from bayescal.models import low_rank_judges as lrm
+from bayescal.schema import term_labels
 
 N_ITEMS, N_JUDGES, RANK = 6, 4, 1
 
@@ -136,7 +138,7 @@ def test_mle_is_stationary_and_recovers_the_truth(mle, truth):
                       ("ability", 4.5)):
         est = mle.params[name]
         z = (est.values - truth[name].values).ravel() / se.loc[
-            bc.summary.term_labels(name, est)].to_numpy()
+            term_labels(name, est)].to_numpy()
         assert np.abs(z).max() < tol, (name, z)
 
 
@@ -151,7 +153,7 @@ def _gauge_fixed_covariance(data, mle):
     top = G[:r1]
     G2 = (G @ np.linalg.inv(top))[r1:]
     F = F @ top.T
-    basis = bc.frequentist._core.zero_sum_basis(N_ITEMS)
+    basis = zero_sum_basis(N_ITEMS)
     x0 = np.r_[G2.ravel(), (basis.T @ F).ravel(), b]
     n_g, n_f = G2.size, (N_ITEMS - 1) * r1
 

@@ -13,10 +13,10 @@ from statsmodels.stats.multitest import multipletests
 
 import bayescal as bc
 from bayescal import identify, simulate
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist import judge_discrimination_btl as jdf
 from bayescal.frequentist import order_effect_btl as oef
-from bayescal.frequentist._core import zero_sum_basis
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import order_effect_btl as oe
 

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 import bayescal as bc
 from bayescal.frequentist import Estimate
-from bayescal.summary import COLUMNS, term_labels, wald_interval
+from bayescal.schema import COLUMNS, term_labels, wald_interval
 
 
 def fake_posterior(shift: float, seed: int = 0) -> xr.DataTree:

@@ -286,7 +286,7 @@ def _lr_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.fl
     det(AᵀA)^{(N−1)/2}, which factorises over A = Q Lᵀ (Cholesky of AᵀA), so the frame Q is
     Haar on the Stiefel manifold as for a Gaussian A: Q of a Gaussian's QR with diag(R) > 0.
     W = √N H_N Q = [μ, V]; γ = ḡ + H_K δ, ḡ ~ LogNormal; U = H_K u; S = γμᵀ + UVᵀ."""
-    from bayescal.frequentist._core import zero_sum_basis
+    from bayescal.basis import zero_sum_basis
     from bayescal.models import low_rank_judges as lr
 
     p = lr.Priors()
@@ -339,7 +339,7 @@ def _hc_design() -> Any:
 
 def _hc_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
     """s_h = H_N β, β ~ N(0, human_sd²) in Helmert coordinates."""
-    from bayescal.frequentist._core import zero_sum_basis
+    from bayescal.basis import zero_sum_basis
     from bayescal.models import human_calibration as hc
 
     sd = hc.Priors().human_sd

@@ -23,7 +23,7 @@ from bayescal.data.normalize import (
     _rows,
 )
 
-__all__ = ["Comparisons"]
+__all__ = ["BUILTIN_CLUSTER_KEYS", "ClusterRecords", "Comparisons"]
 
 
 _TIE_WORDS = frozenset({"tie", "draw", "equal", "tie (bothbad)", "both_bad", "bothbad", "c"})
@@ -103,6 +103,42 @@ def _outcome_values(
     return out
 
 
+BUILTIN_CLUSTER_KEYS = {
+    "judge_pair": "judge x unordered item pair, both display orders pooled (DIAL's cells)",
+    "pair": "unordered item pair, all judges and display orders pooled",
+}
+
+
+@dataclass(frozen=True)
+class ClusterRecords:
+    """Verdict sums per non-empty (cluster, cell) of one cluster key.
+
+    Attributes
+    ----------
+    key : str
+        The key's name (a column of the user's frame, or a built-in key).
+    labels : tuple of str
+        Cluster labels; ``code`` indexes them.
+    code, cell : ndarray of int
+        Per record: its cluster and its cell (an index into the cells it was made from).
+    count, wins : ndarray of float
+        Per record: verdicts and wins of item i. Summed over a cell's records they give the
+        cell's ``count`` and ``wins``.
+    """
+
+    key: str
+    labels: tuple[str, ...]
+    code: NDArray[np.int64]
+    cell: NDArray[np.int64]
+    count: NDArray[np.float64]
+    wins: NDArray[np.float64]
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of clusters G with at least one verdict."""
+        return int(np.unique(self.code).size)
+
+
 @dataclass(frozen=True)
 class Comparisons:
     """Pairwise verdicts aggregated to cells (judge, item i, item j, order) with i < j.
@@ -131,6 +167,9 @@ class Comparisons:
     cluster_code, cluster_cell : ndarray of int
         One record per non-empty (cluster, cell): its cluster (indexes ``clusters``) and its
         cell (indexes the cell arrays).
+    cluster_key : str or None
+        Name of the cluster key the data carry (the ``cluster`` column of :meth:`from_frame`;
+        ``"cluster"`` from :meth:`from_codes`), None without one.
     cluster_count, cluster_wins : ndarray of float
         Verdicts and wins of item i per record; summed over a cell's records they give
         ``count`` and ``wins``.
@@ -149,6 +188,7 @@ class Comparisons:
     n_rows: float = field(default=0.0)
     # cluster-level sufficient statistics (empty without a cluster key); see from_frame(cluster=)
     clusters: tuple[str, ...] = ()
+    cluster_key: str | None = None
     cluster_code: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     cluster_cell: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     cluster_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
@@ -337,7 +377,7 @@ class Comparisons:
         if cluster is None:
             return cells
         keys = np.asarray(labels_c, dtype=object)[codes_c].astype(str)
-        return _with_clusters(cells, keys, kk, ia, ib, o, n, y)
+        return _with_clusters(cells, str(cluster), keys, kk, ia, ib, o, n, y)
 
     @classmethod
     def from_codes(
@@ -415,7 +455,7 @@ class Comparisons:
             warnings.warn(f"cluster keys normalised: {note}", LabelNormalizationWarning,
                           stacklevel=2)
         keys = np.asarray(labels, dtype=object)[codes].astype(str)
-        return _with_clusters(cells, keys, k, ia, ib, o, n, y)
+        return _with_clusters(cells, "cluster", keys, k, ia, ib, o, n, y)
 
     @classmethod
     def _aggregate(
@@ -468,6 +508,18 @@ class Comparisons:
         return bool(np.all(self.order != 0))
 
     @property
+    def quasi_likelihood(self) -> bool:
+        """True when the half-win likelihood is a quasi-likelihood on these data.
+
+        With ties (or soft outcomes) a verdict is not Bernoulli, so the model's variance
+        p(1 - p) is not the verdicts' variance (Σ y² ≠ Σ y within a cell), and with fractional
+        counts the counts are weights, not verdicts: model-based (expected, observed)
+        covariances are then not valid, the sandwich is.
+        """
+        return bool(np.any(self.wins_sq != self.wins)
+                    or np.any(self.count != np.floor(self.count)))
+
+    @property
     def coords(self) -> dict[str, list[str]]:
         """Coordinates for PyMC models and xarray results (``item``, ``judge``)."""
         return {"item": list(self.items), "judge": list(self.judges)}
@@ -493,7 +545,8 @@ class Comparisons:
         if not self.clusters:
             return out
         moved = _cell_index(out, k, self.item_i, self.item_j, o)
-        return _cluster_sums(out, self.clusters, self.cluster_code, moved[self.cluster_cell],
+        return _cluster_sums(replace(out, cluster_key=self.cluster_key), self.clusters,
+                             self.cluster_code, moved[self.cluster_cell],
                              self.cluster_count, self.cluster_wins)
 
     def subset(self, judges: Iterable[str]) -> Comparisons:
@@ -525,9 +578,75 @@ class Comparisons:
             return out
         kept = mask[self.cluster_cell]
         new_index = np.cumsum(mask) - 1
-        return _cluster_sums(out, self.clusters, self.cluster_code[kept],
+        return _cluster_sums(replace(out, cluster_key=self.cluster_key), self.clusters,
+                             self.cluster_code[kept],
                              new_index[self.cluster_cell[kept]], self.cluster_count[kept],
                              self.cluster_wins[kept])
+
+    def cell_labels(self) -> list[str]:
+        """A readable label per cell: ``judge: item_i vs item_j``, with ``(item_i first)`` or
+        ``(item_j first)`` where the display order is recorded; unique, in cell order.
+
+        Models use them as the ``cell`` coordinate, so that every table and log-likelihood
+        group names cells by their labels, never by codes.
+        """
+        items = np.asarray(self.items, dtype=object)
+        judges = np.asarray(self.judges, dtype=object)
+        base = [f"{judges[k]}: {items[i]} vs {items[j]}"
+                for k, i, j in zip(self.judge, self.item_i, self.item_j, strict=True)]
+        return [b + (f" ({items[i] if o == 1 else items[j]} first)" if o else "")
+                for b, i, j, o in zip(base, self.item_i, self.item_j, self.order, strict=True)]
+
+    def cluster_records(self, key: str | None = None) -> ClusterRecords:
+        """(cluster, cell) records of a cluster key, for cluster-robust covariances.
+
+        Parameters
+        ----------
+        key : str, optional
+            The data's own key (its name, :attr:`cluster_key`; ``None`` means that key) or a
+            built-in key of :data:`BUILTIN_CLUSTER_KEYS`: ``"judge_pair"`` (one cluster per
+            judge and unordered pair, both display orders pooled: DIAL's cell-clustered
+            sandwich) or ``"pair"`` (one per unordered pair, all judges pooled).
+
+        Returns
+        -------
+        ClusterRecords
+            One record per non-empty (cluster, cell), indexing this object's cells.
+
+        Raises
+        ------
+        DataError
+            ``key`` is neither a built-in key nor the data's own key (or the data carry none).
+        """
+        if key is None or (key == self.cluster_key and key not in BUILTIN_CLUSTER_KEYS):
+            if not self.clusters:
+                raise DataError(
+                    "these comparisons carry no cluster key: build them with "
+                    "Comparisons.from_frame(df, cluster='battle_id') or use a built-in key "
+                    f"{sorted(BUILTIN_CLUSTER_KEYS)}", argument="cluster")
+            return ClusterRecords(self.cluster_key or "cluster", self.clusters,
+                                  self.cluster_code, self.cluster_cell, self.cluster_count,
+                                  self.cluster_wins)
+        if key not in BUILTIN_CLUSTER_KEYS:
+            own = (f"the data's own key {self.cluster_key!r}" if self.cluster_key
+                   else "no key of their own (Comparisons.from_frame(..., cluster=COLUMN))")
+            raise DataError(
+                f"unknown cluster key {key!r}: use a built-in key {sorted(BUILTIN_CLUSTER_KEYS)} "
+                f"or the data's own key; these comparisons carry {own}", argument="cluster")
+        judge = self.judge if key == "judge_pair" else np.zeros_like(self.judge)
+        pair = (judge * self.n_items + self.item_i) * self.n_items + self.item_j
+        uniq, code = np.unique(pair, return_inverse=True)
+        rest, jj = np.divmod(uniq, self.n_items)
+        kk, ii = np.divmod(rest, self.n_items)
+        items = np.asarray(self.items, dtype=object)
+        if key == "judge_pair":
+            judges = np.asarray(self.judges, dtype=object)
+            labels = tuple(f"{judges[k]}: {items[i]} vs {items[j]}"
+                           for k, i, j in zip(kk, ii, jj, strict=True))
+        else:
+            labels = tuple(f"{items[i]} vs {items[j]}" for i, j in zip(ii, jj, strict=True))
+        return ClusterRecords(key, labels, code.astype(np.int64),
+                              np.arange(self.n_cells, dtype=np.int64), self.count, self.wins)
 
     def to_frame(self) -> pd.DataFrame:
         """The cells as a labelled frame (one row per cell, labels not codes)."""
@@ -632,6 +751,7 @@ def _cell_index(
 
 def _with_clusters(
     cells: Comparisons,
+    key: str,
     labels: NDArray[np.str_],
     k: NDArray[np.int64],
     ia: NDArray[np.int64],
@@ -645,8 +765,8 @@ def _with_clusters(
     cell = _cell_index(cells, k, np.where(flip, ib, ia), np.where(flip, ia, ib),
                        np.where(flip, -o, o))
     clusters, code = np.unique(labels, return_inverse=True)
-    return _cluster_sums(cells, tuple(str(c) for c in clusters), code.astype(np.int64), cell,
-                         n, n * np.where(flip, 1.0 - y, y))
+    return _cluster_sums(replace(cells, cluster_key=key), tuple(str(c) for c in clusters),
+                         code.astype(np.int64), cell, n, n * np.where(flip, 1.0 - y, y))
 
 
 def _cluster_sums(

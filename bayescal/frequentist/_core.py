@@ -10,18 +10,16 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import xarray as xr
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from bayescal.summary import COLUMNS, term_labels, wald_interval
+from bayescal.schema import COLUMNS, term_labels, wald_interval
 
-__all__ = ["Estimate", "MLEBoundaryError", "cluster_meat", "zero_sum_basis"]
+__all__ = ["Estimate", "MLEBoundaryError"]
 
 
 class MLEBoundaryError(ValueError):
@@ -36,74 +34,6 @@ def _json_scalar(value: Any) -> Any:
     if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
-@cache
-def zero_sum_basis(n: int) -> NDArray[np.float64]:
-    """Orthonormal basis of the sum-zero subspace of R^n (Helmert contrasts), shape (n, n-1).
-
-    Column ``k`` (k = 1..n-1) has ``1/sqrt(k(k+1))`` in rows ``1..k``, ``-k/sqrt(k(k+1))`` in
-    row ``k+1`` and zeros after, so ``A.T @ 1 = 0`` and ``A.T @ A = I``.
-    """
-    basis = np.zeros((n, max(n - 1, 0)))
-    for k in range(1, n):
-        basis[:k, k - 1] = 1.0 / np.sqrt(k * (k + 1))
-        basis[k, k - 1] = -k / np.sqrt(k * (k + 1))
-    basis.flags.writeable = False
-    return basis
-
-
-def cluster_meat(
-    scores: NDArray[np.float64] | sp.sparray | sp.spmatrix,
-    clusters: ArrayLike,
-    *,
-    correction: bool = True,
-) -> NDArray[np.float64]:
-    r"""Meat of the cluster-robust sandwich, :math:`\frac{G}{G-1}\sum_g S_g S_g^\top`.
-
-    :math:`S_g = \sum_{r \in g} s_r` is the total score of cluster g over its records r
-    (rows of ``scores``: per verdict, or per (cluster, cell) record with the cell's gradient
-    times the record's residual sum). The covariance is :math:`H^{-1} M H^{-1}` with H the
-    (observed) information, the CR1 estimator of Liang & Zeger (1986).
-
-    Parameters
-    ----------
-    scores : ndarray or scipy sparse matrix, shape (records, parameters)
-        Score contributions; sparse input keeps the cost O(non-zeros) for cell designs.
-    clusters : array of int, shape (records,)
-        Cluster code of each record (any integers; G is the number of distinct codes).
-    correction : bool
-        Multiply by the small-sample factor G / (G - 1) (Stata's and statsmodels' cluster
-        factor; statsmodels' ``use_correction=True`` also multiplies by (N - 1) / (N - p), a
-        regression df factor that is not applied here).
-
-    Returns
-    -------
-    ndarray, shape (parameters, parameters)
-
-    Notes
-    -----
-    A user's key comes from ``Comparisons.from_frame(..., cluster=...)`` (records are
-    (cluster, cell) sums, codes ``cluster_code``). A built-in key needs no new data: DIAL's
-    cell-clustered sandwich (judge x unordered pair, both display orders pooled) passes
-    per-cell scores with ``clusters = (judge * n_items + item_i) * n_items + item_j``.
-    """
-    codes = np.asarray(clusters)
-    n_records = scores.shape[0]
-    if codes.shape != (n_records,):
-        raise ValueError(f"clusters has shape {codes.shape}; expected ({n_records},)")
-    uniq, code = np.unique(codes, return_inverse=True)
-    n_clusters = len(uniq)
-    if n_clusters < 2:
-        raise ValueError(f"a cluster-robust variance needs at least 2 clusters, got {n_clusters}")
-    indicator = sp.csr_array(
-        (np.ones(n_records), (code, np.arange(n_records))), shape=(n_clusters, n_records)
-    )
-    totals = indicator @ scores
-    meat = totals.T @ totals
-    meat = meat.toarray() if sp.issparse(meat) else np.asarray(meat)
-    factor = n_clusters / (n_clusters - 1) if correction else 1.0
-    return np.asarray(factor * meat, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -122,7 +52,7 @@ class Estimate:
         ArviZ-style labels of the covariance rows.
     interval : dict
         Interval kind per parameter: ``wald``, ``wald-logit`` (probabilities), ``wald-log``
-        (positive parameters) or ``none``; see :func:`bayescal.summary.wald_interval`.
+        (positive parameters) or ``none``; see :func:`bayescal.schema.wald_interval`.
     loglik : float
         Log-likelihood at the estimate (NaN when the method has none).
     converged : bool

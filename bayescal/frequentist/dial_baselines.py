@@ -22,9 +22,10 @@ from scipy.optimize import isotonic_regression
 from scipy.special import expit
 
 from bayescal import identify
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
-from bayescal.frequentist._core import MLEBoundaryError, zero_sum_basis
+from bayescal.frequentist._core import MLEBoundaryError
 from bayescal.identify import IdentificationError
 
 __all__ = ["METHODS", "baselines", "pooled_btl"]

@@ -48,10 +48,12 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from bayescal import identify
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.covariance import cluster_meat
 from bayescal.frequentist.low_rank_judges import _cells, check_rank
-from bayescal.summary import term_labels
+from bayescal.schema import term_labels
 
 __all__ = ["Problem", "calibration_lr_test", "fit", "gacv", "grid", "problem"]
 
@@ -935,7 +937,7 @@ def _llm_score_moments(raw, p: Problem, T, information: str):
         V = (X.T * sq) @ X / p.n_l - np.outer(gbar, gbar)
     else:
         scores = rho[:, None] * X - p.n[:, None] * gbar[None, :]
-        V = cluster_meat(scores, p.cluster, correction=False) / p.n_l
+        V = cluster_meat(scores, p.cluster, correction="CR0") / p.n_l
     return V
 
 

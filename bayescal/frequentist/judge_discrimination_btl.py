@@ -22,7 +22,7 @@ covariance options are
 * ``sandwich``: :math:`H^{-1} \hat J H^{-1}` with :math:`\hat J = \sum_c g_c g_c^\top
   \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification;
 * ``cluster``: :math:`H^{-1} M H^{-1}` with the cluster meat :math:`M = \frac{G}{G-1}\sum_g
-  S_g S_g^\top` over the data's cluster key (:func:`~bayescal.frequentist._core.cluster_meat`),
+  S_g S_g^\top` over the data's cluster key (:func:`~bayescal.frequentist.covariance.cluster_meat`),
   robust to dependence between verdicts of one cluster (the four judges of one battle).
 
 No interior MLE: the twin refuses (:class:`~bayescal.identify.IdentificationError`) when the
@@ -37,8 +37,6 @@ See ``models/judge_discrimination_btl.md``.
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,17 +48,20 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_expit
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.covariance import cluster_meat
 from bayescal.identify import (
     IdentificationError,
     IdentificationWarning,
     discrimination_not_identified,
     require_mle,
 )
-from bayescal.summary import term_labels
+from bayescal.priors import check_prior_sd
+from bayescal.schema import term_labels
 
-__all__ = ["MLEBoundaryError", "check_prior_sd", "fit", "gradient", "loglik"]
+__all__ = ["MLEBoundaryError", "fit", "gradient", "loglik"]
 
 Information = Literal["expected", "observed", "sandwich", "cluster"]
 Scale = Literal["log", "natural"]
@@ -229,18 +230,6 @@ def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
     jac[: c.n_items, : c.n_items - 1] = a_s
     jac[c.n_items:, c.n_items - 1:] = a_a
     return jac
-
-
-def check_prior_sd(name: str, sd: object) -> None:
-    """Raise ValueError unless ``sd`` is None (flat) or a finite positive number."""
-    if sd is None:
-        return
-    if (not isinstance(sd, numbers.Real) or isinstance(sd, bool)
-            or not math.isfinite(float(sd)) or float(sd) <= 0):
-        raise ValueError(
-            f"{name} must be a finite positive number (a prior standard deviation) or None "
-            f"for a flat prior, got {sd!r}"
-        )
 
 
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:

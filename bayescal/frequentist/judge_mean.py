@@ -26,7 +26,7 @@ Estimators (seed 001 equation numbers; SPEC §2.2):
 Intervals (seed 001 §5.2, SPEC §2.3): binary human labels get the logit-transformed Wald interval
 :math:`\mathrm{expit}(\mathrm{logit}\,\hat\theta \pm z\sqrt{\hat V}/(\hat\theta(1-\hat\theta)))`
 with :math:`\hat\theta` clamped to [1e-6, 1 - 1e-6] (``wald-logit``); continuous labels the plain
-Wald interval (``wald``). Both come from :func:`bayescal.summary.wald_interval`.
+Wald interval (``wald``). Both come from :func:`bayescal.schema.wald_interval`.
 
 Sufficient statistics and vectorised cores. Every formula lives once, in a private *core* that
 takes the per-judge-level sufficient statistics (:class:`LevelStats`: for each distinct judge
@@ -64,7 +64,7 @@ from scipy.stats import norm
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import judge_mean_theory as theory
 from bayescal.frequentist._core import Estimate
-from bayescal.summary import COLUMNS, check_prob, wald_interval
+from bayescal.schema import COLUMNS, check_prob, wald_interval
 
 __all__ = [
     "BINARY_METHODS",
@@ -658,7 +658,7 @@ def target(labels: Labels) -> tuple[str, str]:
 
 def _interval_kind(name: str, value: ArrayLike) -> NDArray[np.bool_]:
     """Where the logit interval of a prevalence applies: the estimate inside [0, 1] (the logit
-    interval of :func:`bayescal.summary.wald_interval` keeps an estimate of exactly 0 or 1,
+    interval of :func:`bayescal.schema.wald_interval` keeps an estimate of exactly 0 or 1,
     such as a Rogan–Gladen estimate clipped to 1). Outside it (a PPI estimate below 0) a
     logit interval would exclude the estimate, so the plain Wald interval is used there."""
     v = np.asarray(value, dtype=np.float64)

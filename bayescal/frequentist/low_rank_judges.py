@@ -35,7 +35,7 @@ tangent space):
 * ``sandwich``: the independent-verdict sandwich (SPEC §1.17.3);
 * ``cluster``: the cell-clustered sandwich, clusters = judge x unordered pair with both display
   orders pooled (SPEC §1.8), robust to judge–pair overdispersion; the meat is
-  :func:`bayescal.frequentist._core.cluster_meat` with its CR1 factor G/(G−1) (the authors'
+  :func:`bayescal.frequentist.covariance.cluster_meat` with its CR1 factor G/(G−1) (the authors'
   code omits it: a factor of 1.00025 in SE² at DIAL's 3,990 clusters).
 
 Intervals are reported for S (``ability``), b, μ, γ, and for the canonical U, V only when r = 1
@@ -57,10 +57,12 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.covariance import cluster_meat
 from bayescal.identify import IdentificationError
-from bayescal.summary import term_labels
+from bayescal.schema import term_labels
 
 __all__ = [
     "canonical",

@@ -72,7 +72,7 @@ from scipy.stats import beta as beta_dist
 from bayescal.data import DataError, Labels
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
-from bayescal.summary import term_labels
+from bayescal.schema import term_labels
 
 __all__ = [
     "KAPPA_SETTINGS",

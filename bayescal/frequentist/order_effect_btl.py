@@ -38,10 +38,12 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_expit
 from scipy.stats import norm
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
-from bayescal.frequentist._core import Estimate, MLEBoundaryError, cluster_meat, zero_sum_basis
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.covariance import cluster_meat
 from bayescal.identify import IdentificationError, require_order, require_order_effect_mle
-from bayescal.summary import check_prob, term_labels, wald_interval
+from bayescal.schema import check_prob, term_labels, wald_interval
 
 __all__ = [
     "debiased_probability",
@@ -259,7 +261,7 @@ def fit(
             _check_clusters(data.judges[k], n_cl, n_items)
             clusters += n_cl
             scores = x * (y - n * p)[:, None]
-            cov_free = inv @ cluster_meat(scores, cl, correction=False) @ inv
+            cov_free = inv @ cluster_meat(scores, cl, correction="CR0") @ inv
         else:
             cov_free = inv
         s[k] = basis @ theta[:-1]

@@ -23,7 +23,7 @@ from scipy.special import expit, gammaln
 
 from bayescal.data import DataError, Ratings
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.summary import term_labels
+from bayescal.schema import term_labels
 
 __all__ = ["PriorsLike", "cell_counts", "fit", "loglik", "probabilities"]
 

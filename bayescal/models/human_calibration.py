@@ -41,9 +41,9 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
-from bayescal.frequentist._core import zero_sum_basis
 
 __all__ = ["Priors", "build", "choose_by_loo", "cut_posterior", "human_rows", "initvals",
            "llm_logp"]

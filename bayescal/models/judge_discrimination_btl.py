@@ -28,14 +28,14 @@ import pymc as pm
 import pytensor.tensor as pt
 from numpy.typing import NDArray
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist._core import zero_sum_basis
-from bayescal.frequentist.judge_discrimination_btl import check_prior_sd
 from bayescal.identify import (
     IdentificationWarning,
     discrimination_not_identified,
     warn_if_unidentified,
 )
+from bayescal.priors import check_prior_sd
 
 __all__ = ["Priors", "build"]
 

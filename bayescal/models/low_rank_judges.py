@@ -47,8 +47,8 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist._core import zero_sum_basis
 from bayescal.frequentist.low_rank_judges import _cells, canonical, check_rank
 from bayescal.identify import IdentificationWarning
 from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp

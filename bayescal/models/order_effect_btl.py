@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import pymc as pm
 import pytensor.tensor as pt
 
+from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist._core import zero_sum_basis
 from bayescal.identify import require_order, warn_if_order_unidentified
 from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp
 
