@@ -372,6 +372,39 @@ def test_twins_never_import_pymc_and_schema_imports_nothing():
     assert not bad, f"bayescal/schema.py imports {sorted(bad)}"
 
 
+def test_leaves_and_data_import_nothing_above_them():
+    """The layers of ARCHITECTURE.md: the leaves import nothing of bayescal, data/ only data/
+    and the leaves, fitting/summary/diagnostics no model and no twin."""
+    leaves = {"bayescal.schema", "bayescal.basis", "bayescal.priors", "bayescal.progress",
+              "bayescal.environment"}
+    for name in leaves:
+        path = ROOT / (name.replace(".", "/") + ".py")
+        assert not {n for n in _imports(path) if n.startswith("bayescal")}, name
+    for path in sorted((ROOT / "bayescal" / "data").rglob("*.py")):
+        bad = {n for n in _imports(path) if n.startswith("bayescal")
+               and not n.startswith("bayescal.data") and n not in leaves
+               and not any(n.startswith(f"{leaf}.") for leaf in leaves)}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+    for name in ("fitting", "summary", "diagnostics"):
+        bad = {n for n in _imports(ROOT / "bayescal" / f"{name}.py")
+               if n.startswith("bayescal.models")
+               or (n.startswith("bayescal.frequentist") and not n.startswith(
+                   "bayescal.frequentist._core"))}
+        assert not bad, f"bayescal/{name}.py imports {sorted(bad)}"
+
+
+def test_importing_the_registry_loads_no_numpy():
+    """`bayescal --help` and the CLI's model table pay for no numpy, pandas or PyMC import."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bayescal.registry as r; list(r.entries()); "
+            "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'pymc') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=60).stdout.strip()
+    assert out == "[]", out
+
+
 # ---------------------------------------------------------------- likelihood and estimate
 @pytest.mark.parametrize("stem", STEMS)
 def test_pymc_loglik_equals_twin_loglik(stem):
