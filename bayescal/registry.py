@@ -242,8 +242,8 @@ def _simulate_judge_discrimination(*, random_seed: int, n_items: int = 5, n_judg
     return Comparisons.from_frame(out) if as_frame else out
 
 
-def _simulate_order_effect(*, random_seed: int, n_items: int = 5, n_judges: int = 3,
-                           n_comparisons: int = 1200, pair_sd: float = 0.0) -> Any:
+def _simulate_order_effect(*, random_seed: int, n_items: int = 8, n_judges: int = 2,
+                           n_comparisons: int = 1600, pair_sd: float = 0.0) -> Any:
     from bayescal import simulate
 
     truth = simulate.order_effect_truth(n_items, n_judges, random_seed=random_seed)
@@ -251,7 +251,7 @@ def _simulate_order_effect(*, random_seed: int, n_items: int = 5, n_judges: int 
                                      random_seed=random_seed + 1)
 
 
-def _simulate_low_rank(*, random_seed: int, n_items: int = 6, n_judges: int = 4, rank: int = 1,
+def _simulate_low_rank(*, random_seed: int, n_items: int = 8, n_judges: int = 4, rank: int = 1,
                        n_comparisons: int = 2400, overdispersion: float = 0.0,
                        both_orders: bool = False) -> Any:
     from bayescal import simulate

@@ -239,7 +239,7 @@ def clustered(tmp_path_factory):
     folder = tmp_path_factory.mktemp("clustered")
     truth = simulate.judge_discrimination_truth(5, 3, random_seed=2)
     jd = _verdict_frame(simulate.judge_discrimination_btl(truth, 1500, random_seed=3), rng)
-    truth = simulate.order_effect_truth(5, 3, random_seed=4)
+    truth = simulate.order_effect_truth(8, 2, random_seed=4)  # 28 pairs for 16 parameters
     oe = _verdict_frame(simulate.order_effect_btl(truth, 1500, random_seed=5), rng)
     paths = {"judge-discrimination-btl": folder / "jd.csv", "order-effect-btl": folder / "oe.csv"}
     jd.to_csv(paths["judge-discrimination-btl"], index=False)
