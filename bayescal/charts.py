@@ -68,28 +68,28 @@ class Unit:
 
     Attributes
     ----------
-    data : object
-        A data set whose log-likelihood, minus that of ``base``, is the unit's.
-    outcomes : tuple
-        The same for every outcome the unit could have had (their probabilities sum to one).
-        Units of one ``cell`` share the tuple.
+    logp : callable
+        Parameters (as ``loglik`` takes them) -> the unit's log-likelihood, computed with the
+        twin's public ``loglik`` only.
+    outcomes : tuple of callable
+        The same for every outcome the unit could have had (their probabilities sum to one);
+        units of one ``cell`` share the tuple.
     cell : hashable
-        Units with the same covariates (same outcome probabilities).
+        Units with the same covariates (the same outcome probabilities).
     clusters : mapping
         The unit's cluster label under each cluster key the model offers.
     weight : float
         The unit's weight in the objective (1 for a likelihood).
-    base : object or None
-        A data set subtracted from ``data`` (for containers that cannot hold a single unit);
-        None when ``data`` holds the unit alone.
     """
 
-    data: Any
-    outcomes: tuple[Any, ...]
+    logp: Callable[[Mapping[str, Array]], float]
+    outcomes: tuple[Callable[[Mapping[str, Array]], float], ...]
     cell: Hashable
     clusters: Mapping[str, str] = field(default_factory=dict)
     weight: float = 1.0
-    base: Any = None
+
+
+LogLik = Callable[..., float]
 
 
 # ---------------------------------------------------------------------------- charts
@@ -328,18 +328,10 @@ def _own_key_labels(data: Any, verdict: dict[str, NDArray[Any]]) -> list[str]:
     return list(labels)
 
 
-def verdicts(data: Any, options: Mapping[str, Any], *,
-             weights: Mapping[str, float] | None = None) -> list[Unit]:
-    """Every verdict of a :class:`~bayescal.data.Comparisons` as a one-verdict data set.
-
-    Outcomes are a win and a loss of item i (a tie is not an outcome of these models: it is
-    half of each). Clusters: the data's own key, ``judge_pair`` (judge x unordered pair, both
-    orders pooled) and ``pair``. ``weights`` (judge -> weight) weights a judge's verdicts.
-    """
+def _one_verdict(data: Any) -> Callable[[int, float], Any]:
+    """(cell, outcome) -> a one-verdict data set with the labels of ``data`` (cached)."""
     from bayescal.data import Comparisons
 
-    verdict = comparison_verdicts(data)
-    own = _own_key_labels(data, verdict) if data.cluster_key is not None else None
     cache: dict[tuple[int, float], Any] = {}
 
     def one(cell: int, y: float) -> Any:
@@ -350,6 +342,38 @@ def verdicts(data: Any, options: Mapping[str, Any], *,
                 humans=data.humans)
         return cache[cell, y]
 
+    return one
+
+
+def _cached(make: Callable[[Any], Callable[[Mapping[str, Array]], float]]
+            ) -> Callable[[Any], Callable[[Mapping[str, Array]], float]]:
+    """One log-likelihood function per data set (the contract caches scores by function)."""
+    cache: dict[int, Callable[[Mapping[str, Array]], float]] = {}
+
+    def get(d: Any) -> Callable[[Mapping[str, Array]], float]:
+        if id(d) not in cache:
+            cache[id(d)] = make(d)
+        return cache[id(d)]
+
+    return get
+
+
+def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
+             logp: Callable[[Any], Callable[[Mapping[str, Array]], float]] | None = None,
+             weights: Mapping[str, float] | None = None) -> list[Unit]:
+    """Every verdict of a :class:`~bayescal.data.Comparisons`, its log-likelihood that of the
+    one-verdict data set.
+
+    Outcomes are a win and a loss of item i (a tie is not an outcome of these models: it is
+    half of each). Clusters: the data's own key, ``judge_pair`` (judge x unordered pair, both
+    orders pooled) and ``pair``. ``logp`` (one-verdict data -> log-likelihood function) replaces
+    ``loglik`` on a one-verdict data set; ``weights`` (judge -> weight) weights a judge's
+    verdicts.
+    """
+    verdict = comparison_verdicts(data)
+    own = _own_key_labels(data, verdict) if data.cluster_key is not None else None
+    one = _one_verdict(data)
+    unit_logp = logp if logp is not None else _cached(lambda d: lambda q: loglik(q, d))
     units = []
     for t, cell in enumerate(verdict["cell"]):
         k, i, j = data.judge[cell], data.item_i[cell], data.item_j[cell]
@@ -357,73 +381,99 @@ def verdicts(data: Any, options: Mapping[str, Any], *,
         clusters = {"judge_pair": f"{judge}: {a} vs {b}", "pair": f"{a} vs {b}"}
         if own is not None:
             clusters[data.cluster_key] = own[t]
-        units.append(Unit(one(cell, float(verdict["outcome"][t])), (one(cell, 1.0),
-                                                                    one(cell, 0.0)),
+        outcomes = (unit_logp(one(cell, 1.0)), unit_logp(one(cell, 0.0)))
+        units.append(Unit(unit_logp(one(cell, float(verdict["outcome"][t]))), outcomes,
                           int(cell), clusters,
                           1.0 if weights is None else float(weights[judge])))
     return units
 
 
-def human_verdicts(data: Any, options: Mapping[str, Any]) -> list[Unit]:
+def human_verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:
     r"""Verdicts of human calibration, weighted as in its objective (DIAL (11)).
 
-    :math:`\ell_h + w\,\ell_l` with :math:`w = \lambda n_h / n_l`: human verdicts weigh 1 and
-    each LLM verdict w.
+    The objective is :math:`L_h(s_h) + w L_l(S, b)`, :math:`w = \lambda n_h / n_l`: a human
+    verdict weighs 1, an LLM verdict w. The twin's ``loglik`` needs both kinds of verdicts in
+    its data, so a unit's log-likelihood is a difference: with the verdict added to the data,
+    :math:`\ell_t = L_h(D + t) - L_h(D)` (``loglik`` at λ = 0) for a human verdict and
+    :math:`\ell_t = L_l(D + t) - L_l(D)` for an LLM verdict, where
+    :math:`L_l(D) = (\mathrm{loglik}_\lambda(D) - \mathrm{loglik}_0(D)) / w(D)`.
     """
+    from bayescal.data import Comparisons
+
     humans = set(data.humans)
-    n_h = float(sum(data.count[data.judge == data.judges.index(h)].sum() for h in humans))
-    n_l = float(data.count.sum()) - n_h
-    w = float(options["llm_weight"]) * n_h / n_l
-    return verdicts(data, options,
+    lam = float(options["llm_weight"])
+
+    def n_human(d: Any) -> float:
+        return float(sum(d.count[d.judge == d.judges.index(h)].sum() for h in humans))
+
+    def llm_part(q: Mapping[str, Array], d: Any) -> float:
+        n_h = n_human(d)
+        w = lam * n_h / (float(d.count.sum()) - n_h)
+        return (loglik(q, d, llm_weight=lam) - loglik(q, d, llm_weight=0.0)) / w
+
+    v = comparison_verdicts(data)  # the data without its cluster key, which concat refuses
+    plain = Comparisons.from_codes(data.items, data.judges, judge=v["judge"], item_a=v["item_i"],
+                                   item_b=v["item_j"], outcome=v["outcome"], order=v["order"],
+                                   humans=data.humans)
+
+    def make(one: Any) -> Callable[[Mapping[str, Array]], float]:
+        grown = Comparisons.concat([plain, one])
+        if data.judges[one.judge[0]] in humans:
+            return lambda q: loglik(q, grown, llm_weight=0.0) - loglik(q, plain, llm_weight=0.0)
+        return lambda q: llm_part(q, grown) - llm_part(q, plain)
+
+    n_h = n_human(data)
+    w = lam * n_h / (float(data.count.sum()) - n_h)
+    return verdicts(data, loglik, options, logp=_cached(make),
                     weights={judge: 1.0 if judge in humans else w for judge in data.judges})
 
 
-def label_items(data: Any, options: Mapping[str, Any]) -> list[Unit]:
-    """Every item of a :class:`~bayescal.data.Labels`, added to the data set (a Labels needs
-    both sets, so a unit's log-likelihood is ℓ(data with the item once more) − ℓ(data)).
+def label_items(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:
+    """Every item of a :class:`~bayescal.data.Labels`. A Labels needs both a calibration and a
+    test set, so a unit's log-likelihood is ℓ(data with the item once more) − ℓ(data).
 
     Calibration items have the 2^(K+1) outcomes (Y, Ŷ_1..Ŷ_K), test items the 2^K (Ŷ).
     """
     from bayescal.data import Labels
 
     k = data.n_judges
-    cache: dict[tuple[float, ...], Any] = {}
+    cache: dict[tuple[float, ...], Callable[[Mapping[str, Array]], float]] = {}
 
-    def plus(y: float | None, yhat: tuple[float, ...]) -> Any:
+    def plus(y: float | None, yhat: tuple[float, ...]) -> Callable[[Mapping[str, Array]], float]:
         key = (np.nan if y is None else y, *yhat)
         if key not in cache:
             row = np.asarray(yhat, dtype=np.float64)[None, :]
             if y is None:
-                cache[key] = Labels.from_arrays(data.y_cal, data.yhat_cal,
-                                                np.vstack([data.yhat_test, row]),
-                                                judges=data.judges)
+                grown = Labels.from_arrays(data.y_cal, data.yhat_cal,
+                                           np.vstack([data.yhat_test, row]), judges=data.judges)
             else:
-                cache[key] = Labels.from_arrays(np.append(data.y_cal, y),
-                                                np.vstack([data.yhat_cal, row]), data.yhat_test,
-                                                judges=data.judges)
+                grown = Labels.from_arrays(np.append(data.y_cal, y),
+                                           np.vstack([data.yhat_cal, row]), data.yhat_test,
+                                           judges=data.judges)
+            cache[key] = lambda q, g=grown: loglik(q, g) - loglik(q, data)
         return cache[key]
 
     patterns = list(itertools.product((0.0, 1.0), repeat=k))
     cal_out = tuple(plus(y, p) for y in (0.0, 1.0) for p in patterns)
     test_out = tuple(plus(None, p) for p in patterns)
-    units = [Unit(plus(float(y), tuple(row)), cal_out, "calibration", base=data)
+    units = [Unit(plus(float(y), tuple(row)), cal_out, "calibration")
              for y, row in zip(data.y_cal, data.yhat_cal, strict=True)]
-    units += [Unit(plus(None, tuple(row)), test_out, "test", base=data)
-              for row in data.yhat_test]
+    units += [Unit(plus(None, tuple(row)), test_out, "test") for row in data.yhat_test]
     return units
 
 
-def anchors(data: Any, options: Mapping[str, Any]) -> list[Unit]:
-    """Every anchor (item with a human score) of a :class:`~bayescal.data.Ratings` as a
-    one-anchor data set; its outcomes are the human scores of the scale."""
+def anchors(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:
+    """Every anchor (item with a human score) of a :class:`~bayescal.data.Ratings`, its
+    log-likelihood that of the one-anchor data set; its outcomes are the scale's scores."""
     from bayescal.data import Ratings
 
     levels = range(data.scale[0], data.scale[1] + 1)
-    cache: dict[tuple[float, float], Any] = {}
+    cache: dict[tuple[float, float], Callable[[Mapping[str, Array]], float]] = {}
 
-    def one(j: float, h: float) -> Any:
+    def one(j: float, h: float) -> Callable[[Mapping[str, Array]], float]:
         if (j, h) not in cache:
-            cache[j, h] = Ratings.from_arrays([j], [h], scale=data.scale)
+            anchor = Ratings.from_arrays([j], [h], scale=data.scale)
+            cache[j, h] = lambda q: loglik(q, anchor)
         return cache[j, h]
 
     return [Unit(one(float(j), float(h)), tuple(one(float(j), float(v)) for v in levels),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import warnings
 from collections.abc import Callable
@@ -152,44 +153,36 @@ class _Independent:
         self.estimate = _reference_fit(stem)
         opts = dict(entry.contract.options)
         self.chart = registry._resolve(entry.contract.chart)(self.estimate, self.data, opts)
-        self.units = registry._resolve(entry.contract.units)(self.data, opts)
-        loglik_opts = _options(entry, "loglik")
+        loglik = functools.partial(entry.loglik, **_options(entry, "loglik"))
+        self.units = registry._resolve(entry.contract.units)(self.data, loglik, opts)
         params = self.chart.params
 
         def ll(x: np.ndarray, data: Any) -> float:
-            return float(entry.loglik(params(x), data, **loglik_opts))
+            return float(loglik(params(x), data))
 
         self.ll = ll
         x = self.chart.x
         self.hessian = -_hessian(lambda z: ll(z, self.data), x)
         scores: dict[int, np.ndarray] = {}
 
-        def score(data: Any) -> np.ndarray:
-            if id(data) not in scores:
-                scores[id(data)] = _gradient(lambda z: ll(z, data), x)
-            return scores[id(data)]
+        def score(logp: Callable[[Any], float]) -> np.ndarray:
+            if id(logp) not in scores:
+                scores[id(logp)] = _gradient(lambda z: logp(params(z)), x)
+            return scores[id(logp)]
 
-        def unit_score(data: Any, base: Any) -> np.ndarray:
-            return score(data) - (score(base) if base is not None else 0.0)
-
-        self.scores = np.array([unit_score(u.data, u.base) for u in self.units])
+        self.scores = np.array([score(u.logp) for u in self.units])
         self.weights = np.array([u.weight for u in self.units])
         # expected information per cell: Σ_o P(o) s_o s_oᵀ with P(o) = exp(ℓ_o)
-        per_cell: dict[Any, np.ndarray] = {}
+        self.cell_information: dict[Any, np.ndarray] = {}
         self.total_probability: dict[Any, float] = {}
         for u in self.units:
-            if u.cell in per_cell:
+            if u.cell in self.cell_information:
                 continue
-            info = np.zeros((x.size, x.size))
-            total = 0.0
-            for out in u.outcomes:
-                logp = ll(x, out) - (ll(x, u.base) if u.base is not None else 0.0)
-                s = unit_score(out, u.base)
-                info += np.exp(logp) * np.outer(s, s)
-                total += np.exp(logp)
-            per_cell[u.cell] = info
-            self.total_probability[u.cell] = total
-        self.cell_information = per_cell
+            probs = [np.exp(out(params(x))) for out in u.outcomes]
+            self.cell_information[u.cell] = sum(
+                pr * np.outer(score(out), score(out)) for pr, out in zip(probs, u.outcomes,
+                                                                         strict=True))
+            self.total_probability[u.cell] = float(sum(probs))
 
     def covariance(self, kind: str, key: str | None = None,
                    correction: str = "CR1") -> tuple[list[str], np.ndarray]:
@@ -458,12 +451,10 @@ def test_loglik_at_the_estimate_is_the_estimates(stem):
     assert value == pytest.approx(est.loglik, rel=1e-8, abs=1e-8)
     grad = _gradient(lambda z: ind.ll(z, ind.data), ind.chart.x)
     assert np.abs(grad).max() < 1e-4 * max(1.0, abs(value)) ** 0.5, (stem, grad)
-    # the units add up to the objective (up to a constant: a multinomial coefficient)
-    x1 = ind.chart.x + 0.01
-    total = sum(u.weight * (ind.ll(x1, u.data) - ind.ll(ind.chart.x, u.data)
-                            - ((ind.ll(x1, u.base) - ind.ll(ind.chart.x, u.base))
-                               if u.base is not None else 0.0))
-                for u in ind.units)
+    # the weighted units add up to the objective (up to a constant: a multinomial coefficient)
+    x0, x1 = ind.chart.x, ind.chart.x + 0.01
+    p0, p1 = ind.chart.params(x0), ind.chart.params(x1)
+    total = sum(u.weight * (u.logp(p1) - u.logp(p0)) for u in ind.units)
     assert total == pytest.approx(ind.ll(x1, ind.data) - value, rel=1e-7, abs=1e-7), entry.stem
 
 
