@@ -367,7 +367,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         information=_BTL_KINDS,
         cluster_keys=_PAIR_KEYS,
         options=(
-            Option("rank", int, REQUIRED, "number of disagreement factors r "
+            Option("rank", int, 1, "number of disagreement factors r "
                    "(1 <= r <= min(judges - 1, items - 2))"),
             Option("order_effects", bool, True, "estimate an order effect per judge (false: "
                    "pool the display orders, DIAL-noPos)"),
