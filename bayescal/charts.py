@@ -35,9 +35,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, logit
 
-__all__ = ["Chart", "Unit", "anchors", "btl", "comparison_verdicts", "human_calibration",
-           "human_verdicts", "label_items", "low_rank", "misclassification", "order_effect",
-           "score_calibration", "verdicts"]
+__all__ = ["Chart", "Unit", "anchors", "btl", "comparison_verdicts", "human_blocks",
+           "human_calibration", "human_verdicts", "label_items", "low_rank", "misclassification",
+           "order_effect", "score_calibration", "verdicts"]
 
 Array = NDArray[np.float64]
 
@@ -426,6 +426,23 @@ def human_verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> lis
     w = lam * n_h / (float(data.count.sum()) - n_h)
     return verdicts(data, loglik, options, logp=_cached(make),
                     weights={judge: 1.0 if judge in humans else w for judge in data.judges})
+
+
+def human_blocks(data: Any, loglik: LogLik, options: Mapping[str, Any]
+                 ) -> list[tuple[float, Callable[[Mapping[str, Array]], float]]]:
+    r"""The two blocks of human calibration's objective: (1, :math:`L_h`) and (w, :math:`L_l`),
+    from the twin's ``loglik`` at λ = 0 and at λ."""
+    lam = float(options["llm_weight"])
+    n_h = float(sum(data.count[data.judge == data.judges.index(h)].sum() for h in data.humans))
+    w = lam * n_h / (float(data.count.sum()) - n_h)
+
+    def human(q: Mapping[str, Array]) -> float:
+        return loglik(q, data, llm_weight=0.0)
+
+    def llm(q: Mapping[str, Array]) -> float:
+        return (loglik(q, data, llm_weight=lam) - loglik(q, data, llm_weight=0.0)) / w
+
+    return [(1.0, human), (w, llm)]
 
 
 def label_items(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:

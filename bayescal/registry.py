@@ -73,16 +73,20 @@ class Option:
     name : str
         The keyword (``rank``); the command-line flag is :attr:`flag`.
     type : type
-        ``bool``, ``int``, ``float`` or ``str``.
+        ``bool``, ``int``, ``float``, ``str`` or ``list`` (of str).
     default : object
-        The functions' default (:data:`REQUIRED` when there is none); the contract test checks
-        it against every function in ``used_by``.
+        The twin's ``fit`` default (:data:`REQUIRED` when there is none), and every other
+        function's unless ``defaults`` says otherwise; the contract test checks each against
+        the function's signature.
     help : str
         One line for ``--help``.
     used_by : tuple of str
         The functions that take it (of ``"build"``, ``"fit"``, ``"loglik"``).
     choices : tuple, optional
         The allowed values, for a ``str`` option.
+    defaults : mapping, optional
+        Function -> default where it differs from ``default`` (human calibration's λ is ∞ in
+        the twin, 1 in the power posterior, which has no λ = ∞).
     """
 
     name: str
@@ -91,20 +95,22 @@ class Option:
     help: str
     used_by: tuple[str, ...] = ("build", "fit")
     choices: tuple[Any, ...] | None = None
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
-        unknown = set(self.used_by) - set(USES)
+        unknown = (set(self.used_by) | set(self.defaults)) - set(USES)
         if unknown:
             raise ValueError(f"option {self.name!r}: used_by names {sorted(unknown)}; use {USES}")
+
+    def default_for(self, function: str) -> Any:
+        """The default of ``function``'s keyword."""
+        return self.defaults.get(function, self.default)
 
     @property
     def flag(self) -> str:
         """``--llm-weight`` for ``llm_weight``."""
         return "--" + self.name.replace("_", "-")
 
-    @property
-    def required(self) -> bool:
-        return self.default is REQUIRED
 
 
 @dataclass(frozen=True)
@@ -140,9 +146,14 @@ class Contract:
         the identified quantities compared (written from the model's definition, not from the
         twin's code).
     units : str
-        Import path of ``units(data, options) -> list[bayescal.charts.Unit]``: the data's
-        verdicts (items, anchors), each with the data sets that give its log-likelihood, its
-        possible outcomes, its weight in the objective and its cluster under every key.
+        Import path of ``units(data, loglik, options) -> list[bayescal.charts.Unit]``: the
+        data's verdicts (items, anchors), each with its log-likelihood and those of its possible
+        outcomes (functions of the parameters, from ``loglik``), its weight in the objective and
+        its cluster under every key.
+    blocks : str, optional
+        Import path of ``blocks(data, loglik, options) -> list[(weight, function)]`` for a
+        weighted objective Σ_b w_b ℓ_b (the observed information of each block enters the
+        meat with w_b²); None: one block, the log-likelihood.
     same_information : tuple of (str, str)
         Kinds that coincide on every data set by theory (observed = expected for a
         canonical-link model), so that the test does not ask them to differ.
@@ -151,6 +162,7 @@ class Contract:
     options: Mapping[str, Any]
     chart: str
     units: str
+    blocks: str | None = None
     same_information: tuple[tuple[str, str], ...] = ()
 
 
@@ -388,14 +400,15 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         model="bayescal.models.human_calibration",
         twin="bayescal.frequentist.human_calibration",
         identified=("human_ability", "ability", "order_effect", "consensus"),
-        information=("sandwich", "cluster"),
-        cluster_keys=("judge_pair",),
+        information=_BTL_KINDS,
+        cluster_keys=_PAIR_KEYS,
         options=(
             Option("rank", int, 1, "number of disagreement factors r of the judge model"),
             Option("space", str, "consensus", "calibration basis: the consensus direction or "
                    "the judges' whole score space", choices=("consensus", "full")),
             Option("llm_weight", float, float("inf"), "weight λ of the LLM verdicts (0: human "
-                   "only; inf: anchored on the LLM-only fit)", ("fit",)),
+                   "only; inf: anchored on the LLM-only fit)", ("build", "fit", "loglik"),
+                   defaults=MappingProxyType({"build": 1.0, "loglik": REQUIRED})),
             Option("order_effects", bool, True, "estimate an order effect per judge (false: "
                    "DIAL-noPos)"),
         ),
@@ -403,7 +416,8 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
             "default": {}, "misspecified": {"misspecified": 0.5}})),
         contract=Contract(options=MappingProxyType({"llm_weight": 1.0}),
                           chart="bayescal.charts:human_calibration",
-                          units="bayescal.charts:human_verdicts"),
+                          units="bayescal.charts:human_verdicts",
+                          blocks="bayescal.charts:human_blocks"),
         cli="human-calibration",
         card="models/human_calibration.md",
         initvals="bayescal.models.human_calibration:initvals",
@@ -417,9 +431,11 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         model="bayescal.models.misclassification",
         twin="bayescal.frequentist.misclassification",
         identified=("prevalence", "specificity", "sensitivity"),
-        information=("expected", "observed"),
+        information=("expected", "observed", "sandwich"),
         cluster_keys=(),
         options=(
+            Option("judges", list, None, "the judges to use, in this order (default all)",
+                   ("build", "fit", "loglik")),
             Option("kappa", str, "nonzero", "sign of each judge's q0 + q1 - 1: either "
                    "(fixed by the labels) or positive (judges known to beat chance)",
                    choices=("nonzero", "positive")),
@@ -444,7 +460,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         twin="bayescal.frequentist.score_calibration",
         identified=("cutpoint_first", "cutpoint_log_gap", "log_increment", "cutpoint",
                     "level_effect", "calibrated_probability", "calibrated_mean"),
-        information=("observed",),
+        information=("expected", "observed", "sandwich"),
         cluster_keys=(),
         options=(),
         simulation=Simulation(_simulate_score_calibration, MappingProxyType({

@@ -163,6 +163,10 @@ class _Independent:
         self.ll = ll
         x = self.chart.x
         self.hessian = -_hessian(lambda z: ll(z, self.data), x)
+        # a weighted objective Σ_b w_b ℓ_b: the observed information of each block
+        self.blocks = ([(1.0, self.hessian)] if entry.contract.blocks is None else [
+            (w, -_hessian(lambda z, f=f: f(params(z)), x))
+            for w, f in registry._resolve(entry.contract.blocks)(self.data, loglik, opts)])
         scores: dict[int, np.ndarray] = {}
 
         def score(logp: Callable[[Any], float]) -> np.ndarray:
@@ -194,9 +198,8 @@ class _Independent:
             meat = sum(wt**2 * self.cell_information[u.cell] for u, wt in zip(self.units, w,
                                                                                strict=True))
         elif kind == "observed":
-            if not np.all(w == 1):
-                raise NotImplementedError("observed information of a weighted objective")
-            bread = meat = self.hessian
+            bread = sum(wt * h for wt, h in self.blocks)
+            meat = sum(wt**2 * h for wt, h in self.blocks)
         elif kind == "sandwich":
             bread = self.hessian
             ws = self.scores * w[:, None]
@@ -283,9 +286,10 @@ def test_entry_names_its_parts(stem):
             assert opt.name in params, f"{stem}.{function} has no option {opt.name!r}"
             p = params[opt.name]
             assert p.kind is inspect.Parameter.KEYWORD_ONLY, f"{stem}.{function}({opt.name})"
-            want = inspect.Parameter.empty if opt.required else opt.default
+            default = opt.default_for(function)
+            want = inspect.Parameter.empty if default is registry.REQUIRED else default
             assert p.default == want, (f"{stem}.{function}({opt.name}) defaults to "
-                                       f"{p.default!r}, the registry says {opt.default!r}")
+                                       f"{p.default!r}, the registry says {default!r}")
         if opt.choices is not None:
             assert opt.default in opt.choices
 
@@ -458,6 +462,8 @@ def test_loglik_at_the_estimate_is_the_estimates(stem):
     p0, p1 = ind.chart.params(x0), ind.chart.params(x1)
     total = sum(u.weight * (u.logp(p1) - u.logp(p0)) for u in ind.units)
     assert total == pytest.approx(ind.ll(x1, ind.data) - value, rel=1e-7, abs=1e-7), entry.stem
+    np.testing.assert_allclose(sum(w * h for w, h in ind.blocks), ind.hessian, rtol=1e-6,
+                               atol=1e-6)
 
 
 # ---------------------------------------------------------------- covariance kinds
