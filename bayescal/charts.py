@@ -328,52 +328,34 @@ def _own_key_labels(data: Any, verdict: dict[str, NDArray[Any]]) -> list[str]:
     return list(labels)
 
 
-def _one_verdict(data: Any) -> Callable[[int, float], Any]:
-    """(cell, outcome) -> a one-verdict data set with the labels of ``data`` (cached)."""
-    from bayescal.data import Comparisons
-
-    cache: dict[tuple[int, float], Any] = {}
-
-    def one(cell: int, y: float) -> Any:
-        if (cell, y) not in cache:
-            cache[cell, y] = Comparisons.from_codes(
-                data.items, data.judges, judge=[data.judge[cell]], item_a=[data.item_i[cell]],
-                item_b=[data.item_j[cell]], outcome=[y], order=[data.order[cell]],
-                humans=data.humans)
-        return cache[cell, y]
-
-    return one
-
-
-def _cached(make: Callable[[Any], Callable[[Mapping[str, Array]], float]]
-            ) -> Callable[[Any], Callable[[Mapping[str, Array]], float]]:
-    """One log-likelihood function per data set (the contract caches scores by function)."""
-    cache: dict[int, Callable[[Mapping[str, Array]], float]] = {}
-
-    def get(d: Any) -> Callable[[Mapping[str, Array]], float]:
-        if id(d) not in cache:
-            cache[id(d)] = make(d)
-        return cache[id(d)]
-
-    return get
-
-
 def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
-             logp: Callable[[Any], Callable[[Mapping[str, Array]], float]] | None = None,
-             weights: Mapping[str, float] | None = None) -> list[Unit]:
+             unit_logp: Callable[[int, float], Callable[[Mapping[str, Array]], float]]
+             | None = None, weights: Mapping[str, float] | None = None) -> list[Unit]:
     """Every verdict of a :class:`~bayescal.data.Comparisons`, its log-likelihood that of the
     one-verdict data set.
 
     Outcomes are a win and a loss of item i (a tie is not an outcome of these models: it is
     half of each). Clusters: the data's own key, ``judge_pair`` (judge x unordered pair, both
-    orders pooled) and ``pair``. ``logp`` (one-verdict data -> log-likelihood function) replaces
-    ``loglik`` on a one-verdict data set; ``weights`` (judge -> weight) weights a judge's
-    verdicts.
+    orders pooled) and ``pair``. ``unit_logp`` ((cell, outcome) -> log-likelihood function)
+    replaces ``loglik`` on a one-verdict data set; ``weights`` (judge -> weight) weights a
+    judge's verdicts.
     """
+    from bayescal.data import Comparisons
+
+    cache: dict[tuple[int, float], Callable[[Mapping[str, Array]], float]] = {}
+
+    def one(cell: int, y: float) -> Callable[[Mapping[str, Array]], float]:
+        if (cell, y) not in cache:
+            d = Comparisons.from_codes(
+                data.items, data.judges, judge=[data.judge[cell]], item_a=[data.item_i[cell]],
+                item_b=[data.item_j[cell]], outcome=[y], order=[data.order[cell]],
+                humans=data.humans)
+            cache[cell, y] = lambda q: loglik(q, d)
+        return cache[cell, y]
+
+    logp = unit_logp if unit_logp is not None else one
     verdict = comparison_verdicts(data)
     own = _own_key_labels(data, verdict) if data.cluster_key is not None else None
-    one = _one_verdict(data)
-    unit_logp = logp if logp is not None else _cached(lambda d: lambda q: loglik(q, d))
     units = []
     for t, cell in enumerate(verdict["cell"]):
         k, i, j = data.judge[cell], data.item_i[cell], data.item_j[cell]
@@ -381,9 +363,8 @@ def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
         clusters = {"judge_pair": f"{judge}: {a} vs {b}", "pair": f"{a} vs {b}"}
         if own is not None:
             clusters[data.cluster_key] = own[t]
-        outcomes = (unit_logp(one(cell, 1.0)), unit_logp(one(cell, 0.0)))
-        units.append(Unit(unit_logp(one(cell, float(verdict["outcome"][t]))), outcomes,
-                          int(cell), clusters,
+        units.append(Unit(logp(cell, float(verdict["outcome"][t])),
+                          (logp(cell, 1.0), logp(cell, 0.0)), int(cell), clusters,
                           1.0 if weights is None else float(weights[judge])))
     return units
 
@@ -391,41 +372,42 @@ def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
 def human_verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:
     r"""Verdicts of human calibration, weighted as in its objective (DIAL (11)).
 
-    The objective is :math:`L_h(s_h) + w L_l(S, b)`, :math:`w = \lambda n_h / n_l`: a human
-    verdict weighs 1, an LLM verdict w. The twin's ``loglik`` needs both kinds of verdicts in
-    its data, so a unit's log-likelihood is a difference: with the verdict added to the data,
-    :math:`\ell_t = L_h(D + t) - L_h(D)` (``loglik`` at λ = 0) for a human verdict and
-    :math:`\ell_t = L_l(D + t) - L_l(D)` for an LLM verdict, where
-    :math:`L_l(D) = (\mathrm{loglik}_\lambda(D) - \mathrm{loglik}_0(D)) / w(D)`.
+    The objective is :math:`L_h(s_h) + w\,L_l(S, b)` with :math:`w = \lambda n_h / n_l`: a
+    human verdict weighs 1 and its log-likelihood is a BTL's at the human scores (the
+    judge-discrimination twin's ``loglik`` without discrimination); an LLM verdict weighs w and
+    its log-likelihood is DIAL's model (1) at (S, b) (the low-rank twin's ``loglik``). The
+    contract checks that these units add up to the human-calibration twin's own ``loglik``.
     """
+    from bayescal import registry
     from bayescal.data import Comparisons
 
     humans = set(data.humans)
-    lam = float(options["llm_weight"])
+    machines = tuple(j for j in data.judges if j not in humans)
+    btl = registry.get("judge_discrimination_btl").loglik
+    model_1 = registry.get("low_rank_judges").loglik
+    cache: dict[tuple[int, float], Callable[[Mapping[str, Array]], float]] = {}
 
-    def n_human(d: Any) -> float:
-        return float(sum(d.count[d.judge == d.judges.index(h)].sum() for h in humans))
+    def one(cell: int, y: float) -> Callable[[Mapping[str, Array]], float]:
+        if (cell, y) in cache:
+            return cache[cell, y]
+        judge = data.judges[data.judge[cell]]
+        codes = {"item_a": [data.item_i[cell]], "item_b": [data.item_j[cell]], "outcome": [y]}
+        if judge in humans:
+            d = Comparisons.from_codes(data.items, ("human",), judge=[0], **codes)
+            cache[cell, y] = lambda q: btl({"ability": q["human_ability"]}, d,
+                                           discrimination=False)
+        else:
+            d = Comparisons.from_codes(data.items, machines, judge=[machines.index(judge)],
+                                       order=[data.order[cell]], **codes)
+            cache[cell, y] = lambda q: model_1(
+                {k: q[k] for k in ("ability", "order_effect") if k in q}, d)
+        return cache[cell, y]
 
-    def llm_part(q: Mapping[str, Array], d: Any) -> float:
-        n_h = n_human(d)
-        w = lam * n_h / (float(d.count.sum()) - n_h)
-        return (loglik(q, d, llm_weight=lam) - loglik(q, d, llm_weight=0.0)) / w
-
-    v = comparison_verdicts(data)  # the data without its cluster key, which concat refuses
-    plain = Comparisons.from_codes(data.items, data.judges, judge=v["judge"], item_a=v["item_i"],
-                                   item_b=v["item_j"], outcome=v["outcome"], order=v["order"],
-                                   humans=data.humans)
-
-    def make(one: Any) -> Callable[[Mapping[str, Array]], float]:
-        grown = Comparisons.concat([plain, one])
-        if data.judges[one.judge[0]] in humans:
-            return lambda q: loglik(q, grown, llm_weight=0.0) - loglik(q, plain, llm_weight=0.0)
-        return lambda q: llm_part(q, grown) - llm_part(q, plain)
-
-    n_h = n_human(data)
-    w = lam * n_h / (float(data.count.sum()) - n_h)
-    return verdicts(data, loglik, options, logp=_cached(make),
-                    weights={judge: 1.0 if judge in humans else w for judge in data.judges})
+    is_human = np.isin(np.asarray(data.judges)[data.judge], list(humans))
+    n_h = float(data.count[is_human].sum())
+    w = float(options["llm_weight"]) * n_h / (float(data.count.sum()) - n_h)
+    return verdicts(data, loglik, options, unit_logp=one,
+                    weights={j: 1.0 if j in humans else w for j in data.judges})
 
 
 def human_blocks(data: Any, loglik: LogLik, options: Mapping[str, Any]

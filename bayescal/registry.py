@@ -157,6 +157,10 @@ class Contract:
     same_information : tuple of (str, str)
         Kinds that coincide on every data set by theory (observed = expected for a
         canonical-link model), so that the test does not ask them to differ.
+    likelihood_potentials : tuple of str
+        Names of ``pm.Potential`` terms of the PyMC model that are part of its likelihood
+        (human calibration's tempered LLM term); the rest of its likelihood is its observed
+        variables.
     """
 
     options: Mapping[str, Any]
@@ -164,6 +168,7 @@ class Contract:
     units: str
     blocks: str | None = None
     same_information: tuple[tuple[str, str], ...] = ()
+    likelihood_potentials: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -417,7 +422,8 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         contract=Contract(options=MappingProxyType({"llm_weight": 1.0}),
                           chart="bayescal.charts:human_calibration",
                           units="bayescal.charts:human_verdicts",
-                          blocks="bayescal.charts:human_blocks"),
+                          blocks="bayescal.charts:human_blocks",
+                          likelihood_potentials=("llm_tempered",)),
         cli="human-calibration",
         card="models/human_calibration.md",
         initvals="bayescal.models.human_calibration:initvals",
