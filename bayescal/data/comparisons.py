@@ -648,8 +648,10 @@ class Comparisons:
         llm = self.subset(machines)
         seen = np.zeros(self.n_items, bool)
         seen[llm.item_i] = seen[llm.item_j] = True
-        if not seen.all():
-            unseen = [self.items[i] for i in np.flatnonzero(~seen)]
+        by_humans = np.zeros(self.n_items, bool)
+        by_humans[self.item_i[human_mask]] = by_humans[self.item_j[human_mask]] = True
+        if (by_humans & ~seen).any():
+            unseen = [self.items[i] for i in np.flatnonzero(by_humans & ~seen)]
             raise DataError(
                 f"item(s) {unseen[:8]} are compared by the humans but by no LLM judge; the "
                 "calibration space is spanned by LLM scores, so every item needs LLM verdicts. "

@@ -629,7 +629,8 @@ def fit(
         cov_free = inv
     cov_theta = free @ cov_free @ free.T
     opt["clusters"] = records.n_clusters if records is not None else None
-    return _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, req, opt)
+    fitted = _Fitted(c, lay, T, raw, S, b, ll, rank)
+    return _estimate(data, fitted, cov_theta, req, opt)
 
 
 def _jacobian_S(raw, c, lay, T) -> NDArray[np.float64]:
@@ -651,10 +652,25 @@ def _jacobian_consensus(S: NDArray[np.float64]):
     return J_mu, J_gamma
 
 
-def _estimate(data: Comparisons, c: _Cells, lay: _Layout, T: NDArray[np.float64],
-              raw: NDArray[np.float64], S: NDArray[np.float64], b: NDArray[np.float64],
-              cov_theta: NDArray[np.float64], rank: int, ll: float, req: covariance.Request,
-              opt: dict) -> Estimate:
+@dataclass(frozen=True)
+class _Fitted:
+    """The maximum-likelihood point in the fit's chart (raw = T θ) and what it implies."""
+
+    c: _Cells
+    lay: _Layout
+    T: NDArray[np.float64]
+    raw: NDArray[np.float64]
+    S: NDArray[np.float64]
+    b: NDArray[np.float64]
+    loglik: float
+    rank: int
+
+
+def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64],
+              req: covariance.Request, opt: dict) -> Estimate:
+    """Canonical factors, their delta-method covariance (θ → terms) and the Estimate."""
+    c, lay, T, raw, S, b = fitted.c, fitted.lay, fitted.T, fitted.raw, fitted.S, fitted.b
+    rank, ll = fitted.rank, fitted.loglik
     K, N = c.n_judges, c.n_items
     can = canonical(S, rank)
     J_S = _jacobian_S(raw, c, lay, T)
