@@ -682,3 +682,46 @@ def test_separated_judge_is_reported_not_crashed():
     assert ests["DIAL-Anc"] is None and "run off" in info.loc["DIAL-Anc", "note"]
     with pytest.raises(MLEBoundaryError, match="run off"):
         hc.fit(data, llm_weight=np.inf)
+
+
+# ---------------------------------------------------------------- data layer of the calibration
+def test_concat_equals_one_frame_with_clusters_and_flips():
+    """Comparisons.concat of two parts equals the data built from their joined frame: cells,
+    humans and the cluster records, also where a part's canonical pair is reversed in the
+    union's coding (labels that interleave: 'b' < 'c' in one part, 'a' joins from the other)."""
+    left = pd.DataFrame({"judge": ["j1", "j1", "j2", "j2"], "item_a": ["c", "b", "c", "b"],
+                         "item_b": ["b", "c", "b", "c"], "outcome": [1.0, 0.5, 0.0, 1.0],
+                         "order": [1, -1, 1, 1], "battle": ["x", "x", "y", "z"]})
+    right = pd.DataFrame({"judge": ["h", "h", "h"], "item_a": ["a", "c", "b"],
+                          "item_b": ["c", "a", "a"], "outcome": [1.0, 0.0, 0.5],
+                          "order": [1, 1, -1], "battle": ["x", "w", "w"]})
+    whole = Comparisons.from_frame(pd.concat([left, right], ignore_index=True), humans=["h"],
+                                   cluster="battle")
+    parts = Comparisons.concat([Comparisons.from_frame(left, cluster="battle"),
+                                Comparisons.from_frame(right, cluster="battle")], humans=["h"])
+    pd.testing.assert_frame_equal(parts.to_frame(), whole.to_frame())
+    assert parts.humans == whole.humans == ("h",) and parts.cluster_key == "battle"
+    a, b = parts.cluster_records(), whole.cluster_records()
+    assert a.labels == b.labels
+    order_a = np.lexsort((a.cell, a.code))
+    order_b = np.lexsort((b.cell, b.code))
+    for field in ("code", "cell", "count", "wins"):
+        np.testing.assert_array_equal(getattr(a, field)[order_a], getattr(b, field)[order_b])
+    with pytest.raises(DataError, match="different cluster keys"):
+        Comparisons.concat([Comparisons.from_frame(left, cluster="battle"),
+                            Comparisons.from_frame(right)])
+
+
+def test_outcome_counts_and_verdicts_read_ties_from_the_cells():
+    """wins/ties/losses per cell from (n, Σy, Σy²), and one row per verdict; soft outcomes are
+    refused (they are not whole verdicts)."""
+    c = Comparisons.from_codes(["a", "b"], ["h"], judge=[0] * 5, item_a=[0, 0, 0, 1, 1],
+                               item_b=[1, 1, 1, 0, 0], outcome=[1, 0.5, 0, 1, 0.5])
+    wins, ties, losses = c.outcome_counts()
+    assert (wins[0], ties[0], losses[0]) == (1, 2, 2)
+    cell, y = c.verdicts()
+    assert sorted(y.tolist()) == [0.0, 0.0, 0.5, 0.5, 1.0] and (cell == 0).all()
+    soft = Comparisons.from_codes(["a", "b"], ["h"], judge=[0], item_a=[0], item_b=[1],
+                                  outcome=[0.3], fractional=True)
+    with pytest.raises(DataError, match="soft outcomes"):
+        soft.outcome_counts()

@@ -207,7 +207,8 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         "seconds": [c.seconds for c in cands],
     })
     chosen = cands[best]
-    clusters = inference.prepare_clusters(p, req, chosen.fit.lam)
+    # checked before fitting for λ > 0; the human block has N − 1 parameters at λ̂ = 0
+    clusters = inference.prepare_clusters(p, req, chosen.fit.lam, check=chosen.fit.lam == 0)
     with one_blas_thread():
         est = _estimate(p, chosen, req, clusters, anchored)
     est.info["gacv_table"] = table

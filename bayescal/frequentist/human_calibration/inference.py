@@ -90,8 +90,10 @@ class Result:
     description: str
 
 
-def prepare_clusters(p: Problem, req: covariance.Request, lam: float | None) -> Clusters | None:
-    """The records of ``req``'s key, with the few-clusters rule applied before fitting.
+def prepare_clusters(p: Problem, req: covariance.Request, lam: float | None, *,
+                     check: bool = True) -> Clusters | None:
+    """The records of ``req``'s key, with the few-clusters rule applied (``check``) before
+    fitting.
 
     ``lam`` is the λ of the fit (None for GACV: the human block is then checked at d).
     """
@@ -106,7 +108,8 @@ def prepare_clusters(p: Problem, req: covariance.Request, lam: float | None) -> 
         groups.append(("all LLM", llm.n_clusters, p.n_free_judges + p.d))
     if human is not None:
         groups.append(("human", human.n_clusters, p.N - 1 if lam == 0 else p.d))
-    covariance.check_cluster_counts(groups, key=req.cluster)
+    if check:
+        covariance.check_cluster_counts(groups, key=req.cluster)
     return Clusters(req.cluster, req.correction, llm, human)
 
 
