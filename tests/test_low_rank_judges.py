@@ -119,14 +119,16 @@ def test_raw_gradient_and_observed_information_match_finite_differences(data, rn
     _, c = lrf._cells(data, True)
     lay = lrf._layout(c, RANK)
     raw = 0.5 * rng.normal(size=lay.size)
-    _, grad, obs, _, _ = lrf._derivatives(raw, c, lay, "observed")
+    d = lrf._derivatives(raw, c, lay, "observed")
+    grad, obs = d.gradient, d.information
     h = 1e-5
     eye = np.eye(lay.size)
     num_g = np.array([(lrf._loglik_raw(raw + h * e, c, lay) - lrf._loglik_raw(raw - h * e, c, lay))
                       / (2 * h) for e in eye])
     np.testing.assert_allclose(grad, num_g, rtol=1e-6, atol=1e-4)
-    num_h = np.array([(lrf._derivatives(raw + h * e, c, lay, None)[1]
-                       - lrf._derivatives(raw - h * e, c, lay, None)[1]) / (2 * h) for e in eye])
+    num_h = np.array([(lrf._derivatives(raw + h * e, c, lay, None).gradient
+                       - lrf._derivatives(raw - h * e, c, lay, None).gradient) / (2 * h)
+                      for e in eye])
     np.testing.assert_allclose(-obs, num_h, rtol=1e-5, atol=1e-3)
 
 

@@ -184,11 +184,23 @@ def _weighted_outer(w: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
     return out
 
 
-def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | None):
+@dataclass(frozen=True)
+class _Derivatives:
+    """Log-likelihood, raw gradient, an information matrix (None unless asked), the cells'
+    σ(η), and ∂ vec S/∂(G, F) (None unless an information was asked)."""
+
+    loglik: float
+    gradient: NDArray[np.float64]
+    information: NDArray[np.float64] | None
+    prob: NDArray[np.float64]
+    jacobian: NDArray[np.float64] | None
+
+
+def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout,
+                 info: str | None) -> _Derivatives:
     """Log-likelihood, raw gradient, and (optionally) an information-type matrix in raw coords.
 
     ``info``: None, ``expected`` (Σ n p(1-p) x xᵀ) or ``observed`` (minus the Hessian).
-    Returns (ll, grad, matrix, p, JS).
     """
     eta, G, F = _eta(raw, c, lay)
     K, N = c.n_judges, c.n_items
@@ -201,7 +213,7 @@ def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | 
         parts.append(np.bincount(c.k, resid * c.a, K))
     grad = np.concatenate(parts)
     if info is None:
-        return ll, grad, None, p, None
+        return _Derivatives(ll, grad, None, p, None)
     JS = _jacobian_raw(G, F, c, lay)
     mat = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
     if info == "observed":
@@ -212,7 +224,7 @@ def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | 
         curv = curv.reshape(K * r1, N * r1)
         mat[lay.g_slice, lay.f_slice] -= curv
         mat[lay.f_slice, lay.g_slice] -= curv.T
-    return ll, grad, mat, p, JS
+    return _Derivatives(ll, grad, mat, p, JS)
 
 
 def _design_rows(JS: NDArray[np.float64], c: _Cells, lay: _Layout) -> NDArray[np.float64]:
@@ -366,7 +378,8 @@ def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
 
 def _newton_block(theta, block, c, lay, T, scale):
     """One Fisher-scoring step on a block of θ with step halving (the block is convex)."""
-    ll, grad, info, _, _ = _derivatives(T @ theta, c, lay, "expected")
+    d = _derivatives(T @ theta, c, lay, "expected")
+    ll, grad, info = d.loglik, d.gradient, d.information
     Tb = T[:, block]
     g = Tb.T @ grad
     H = Tb.T @ info @ Tb
@@ -401,7 +414,8 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
         prev = value
 
     def objective(th):
-        ll, grad, _, _, _ = _derivatives(T @ th, c, lay, None)
+        d = _derivatives(T @ th, c, lay, None)
+        ll, grad = d.loglik, d.gradient
         return -ll * scale, -(T.T @ grad) * scale
 
     res = minimize(objective, theta, jac=True, method="L-BFGS-B",
@@ -410,10 +424,11 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
     # one Newton step in the identified tangent space removes what L-BFGS leaves (≲1e-6)
     for _ in range(3):
         raw = T @ theta
-        g = T.T @ _derivatives(raw, c, lay, None)[1] * scale
+        g = T.T @ _derivatives(raw, c, lay, None).gradient * scale
         if np.max(np.abs(g)) < _GRAD_TOL * 1e-2:
             break
-        ll, _, info, _, _ = _derivatives(raw, c, lay, "observed")
+        d = _derivatives(raw, c, lay, "observed")
+        ll, info = d.loglik, d.information
         _, free = _gauge(raw, c, lay, T)
         Hf = free.T @ (T.T @ info @ T) @ free * scale
         try:
@@ -426,7 +441,7 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
             break
         theta = theta + step
     raw = T @ theta
-    ll, grad, _, _, _ = _derivatives(raw, c, lay, None)
+    grad = _derivatives(raw, c, lay, None).gradient
     max_grad = float(np.max(np.abs(T.T @ grad)) * scale)
     info = {"optimizer": "alternating Fisher scoring + L-BFGS polish + Newton",
             "sweeps": sweeps, "lbfgs_iterations": int(res.nit),
@@ -597,7 +612,9 @@ def fit(
             "some judge's verdicts are separated by the fitted scores. Use the MAP or NUTS fit "
             "of bayescal.models.low_rank_judges, whose priors keep the scores finite."
         )
-    ll, _, obs, p, JS = _derivatives(raw, c, lay, "observed")
+    d = _derivatives(raw, c, lay, "observed")
+    ll, obs, p, JS = d.loglik, d.information, d.prob, d.jacobian
+    assert obs is not None and JS is not None
     _, free = _gauge(raw, c, lay, T)
     # sandwich and cluster use the observed-information bread, as every twin does
     bread_raw = _weighted_outer(c.n * p * (1 - p), JS, c, lay) if req.kind == "expected" \

@@ -213,7 +213,7 @@ def build(
     return model
 
 
-def canonical_factors(result: xr.DataTree, rank: int | None = None) -> xr.DataTree:
+def canonical_factors(result: xr.DataTree, *, rank: int | None = None) -> xr.DataTree:
     """Add the canonical factors ``disagreement`` (V) and ``disagreement_loading`` (U) per draw.
 
     Each draw's S (``ability``) is factored by :func:`bayescal.dial.canonical` (as the twin
