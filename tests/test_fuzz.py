@@ -560,7 +560,7 @@ def test_fuzz_low_rank_judges_twin(llm: Comparisons | None, order_effects: bool)
 
     with warnings.catch_warnings():
         _quiet()
-        est = _run(lr_twin.fit, llm, 1, order_effects=order_effects)
+        est = _run(lr_twin.fit, llm, rank=1, order_effects=order_effects)
         if est is not None:
             _finite_estimate(est)
 
@@ -592,20 +592,21 @@ def test_fuzz_human_calibration_twin(llm: Comparisons | None, m: int,
                  item_b=ib, outcome=y)
     if human is None:
         return
+    joined = Comparisons.concat([llm, human], humans=["human"])
     weight = data.draw(st.sampled_from([1.0, np.inf, 0.0, "gacv"]))
     with warnings.catch_warnings():
         _quiet()
         if weight == "gacv":
             # the library's own fallback notice (a RuntimeWarning by design), not numpy's
             warnings.filterwarnings("ignore", "no GACV candidate is admissible", RuntimeWarning)
-            out = _run(hc_twin.gacv, llm, human, grid_values=[np.inf, 1.0, 0.0])
+            out = _run(hc_twin.gacv, joined, grid_values=[np.inf, 1.0, 0.0])
             if out is not None:
                 table, est = out
                 assert table["selected"].sum() == 1
                 assert (table["admissible"] | (table["reason"].str.len() > 0)).all()
                 _finite_estimate(est)
         else:
-            est = _run(hc_twin.fit, llm, human, llm_weight=weight)
+            est = _run(hc_twin.fit, joined, llm_weight=weight)
             if est is not None:
                 _finite_estimate(est)
 
@@ -620,7 +621,7 @@ def test_human_calibration_one_human_verdict_is_data_error() -> None:
     human = Comparisons.from_codes(["i0", "i1", "i2"], ["human"], judge=[0], item_a=[0],
                                    item_b=[1], outcome=[0.0])
     with pytest.raises(DataError, match="needs more than one"):
-        hc_twin.fit(llm, human, llm_weight=np.inf)
+        hc_twin.fit(Comparisons.concat([llm, human], humans=["human"]), llm_weight=np.inf)
 
 
 @pytest.mark.parametrize("weight", [1.0, np.inf])
@@ -637,4 +638,4 @@ def test_human_calibration_unidentified_llm_is_identification_error(weight: floa
     human = Comparisons.from_codes(["i0", "i1", "i2"], ["human"], judge=[0, 0], item_a=[0, 0],
                                    item_b=[1, 1], outcome=[0.0, 1.0])
     with pytest.raises(IdentificationError, match="1 LLM comparison cells for 6 free"):
-        hc_twin.fit(llm, human, llm_weight=weight)
+        hc_twin.fit(Comparisons.concat([llm, human], humans=["human"]), llm_weight=weight)
