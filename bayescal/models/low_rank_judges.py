@@ -51,7 +51,7 @@ from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.frequentist.low_rank_judges import _cells, canonical, check_rank
 from bayescal.identify import IdentificationWarning
-from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp
+from bayescal.models._btl import draw_wins, kernel_logp
 
 __all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors"]
 
@@ -195,7 +195,7 @@ def build(
             order = pm.Data("order", c.a, dims="cell")
             b = _normal_or_flat("order_effect", priors.order_effect_sd, dims="judge")
             eta = eta + order * b[judge]  # model (1)
-        pm.CustomDist("outcome", eta, count, logp=_kernel_logp, random=_draw_wins,
+        pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=c.y, dims="cell")
     return model
 
