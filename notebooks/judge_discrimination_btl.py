@@ -149,7 +149,7 @@ assert abs(se.loc["discrimination[gpt35_turbo]", "sandwich/expected"] - 1) < 0.0
 print(jd.Priors())
 model = jd.build(data)
 mode = bc.fit(model, method="map")
-mode_flat = bc.fit(jd.build(data, jd.Priors.flat()), method="map")
+mode_flat = bc.fit(jd.build(data, priors=jd.Priors.flat()), method="map")
 penalized = jd_f.fit(data, penalty=jd.Priors())
 
 terms = list(mle.terms)
