@@ -85,6 +85,22 @@ def test_collapse_and_subset_keep_clusters_consistent(data):
     assert np.allclose(pooled.cluster_count, 3)
 
 
+def test_collapse_index_maps_cells_onto_the_pooled_cells(data):
+    """``collapse_index`` sends each cell to its pooled cell: the sums of count, wins and wins_sq
+    over the cells sent to a pooled cell are that cell's, and judge and pair are kept (judge
+    pooled only when asked). The twins map cluster records through it."""
+    for kw in ({"order": True}, {"order": True, "judges": True}, {"order": False}):
+        pooled = data.collapse(**kw)
+        index = data.collapse_index(**kw)
+        for name in ("count", "wins", "wins_sq"):
+            assert np.allclose(np.bincount(index, getattr(data, name), pooled.n_cells),
+                               getattr(pooled, name)), (kw, name)
+        assert np.array_equal(pooled.item_i[index], data.item_i)
+        assert np.array_equal(pooled.item_j[index], data.item_j)
+        if not kw.get("judges"):
+            assert np.array_equal(pooled.judge[index], data.judge)
+
+
 def test_cluster_column_must_exist_and_be_complete(frame):
     with pytest.raises(DataError, match=r"missing column.*'cluster'.*'battle_id'"):
         bc.Comparisons.from_frame(frame, cluster="battle_id")
