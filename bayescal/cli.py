@@ -286,7 +286,7 @@ def _demo_dial(args: argparse.Namespace) -> int:
           "(simulated: N = 10 models, K = 6 judges, rank 1, canonical item shown first w.p. "
           "0.75; humans s_h = μ + 0.3 V)\n")
     t0 = time.perf_counter()
-    order = oe.fit(llm, information="cluster")
+    order = oe.fit(llm, information="cluster", cluster="judge_pair", correction="CR0")
     tests = oe.order_effect_tests(order, pairwise=False)
     tests["truth"] = par["b"]
     print(f"1. Order effects b_k (per-judge BTL, cell-clustered; {time.perf_counter() - t0:.2f} "

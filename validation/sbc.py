@@ -104,7 +104,7 @@ def _btl_design() -> Any:
     with warnings.catch_warnings():
         # the design's outcomes (all ties) are placeholders: each prior draw swaps in its own
         warnings.simplefilter("ignore", IdentificationWarning)
-        return jd.build(design, jd.Priors())
+        return jd.build(design, priors=jd.Priors())
 
 
 def _zero_sum(rng: np.random.Generator, sd: float, n: int) -> NDArray[np.float64]:
@@ -150,7 +150,7 @@ def _order_design() -> Any:
         order=np.ones(len(i)), count=np.full(len(i), float(ORDER_COUNT)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentificationWarning)  # placeholder outcomes
-        return ob.build(design, ob.Priors())
+        return ob.build(design, priors=ob.Priors())
 
 
 def _order_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:

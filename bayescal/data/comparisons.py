@@ -549,6 +549,18 @@ class Comparisons:
                              self.cluster_code, moved[self.cluster_cell],
                              self.cluster_count, self.cluster_wins)
 
+    def collapse_index(self, *, order: bool = True, judges: bool = False) -> NDArray[np.int64]:
+        """Where each cell of these data lands in :meth:`collapse` with the same arguments.
+
+        ``self.collapse(order=..., judges=...)`` has cells ``c``; entry ``t`` of the result is
+        the index in ``c`` of cell ``t`` here. It maps (cluster, cell) records of
+        :meth:`cluster_records` onto a model's pooled cells: ``index[records.cell]``.
+        """
+        out = self.collapse(order=order, judges=judges)
+        k = np.zeros_like(self.judge) if judges else self.judge
+        o = np.zeros_like(self.order) if order else self.order
+        return _cell_index(out, k, self.item_i, self.item_j, o)
+
     def subset(self, judges: Iterable[str]) -> Comparisons:
         """Keep only the cells of the named judges (labels are re-coded)."""
         keep = list(judges)
@@ -899,7 +911,7 @@ def _unique_inverse(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``np.unique(key, return_inverse=True)`` for keys in [0, size).
 
-    When the key space is small against the rows (seed 002: 18 x 45 x 45 x 3 cells for a
+    When the key space is small against the rows (18 judges, 45 items: 18 x 45 x 45 x 3 cells for a
     million rows) a presence table replaces the sort, which dominated aggregation.
     """
     if size > 4 * len(key) + (1 << 20):

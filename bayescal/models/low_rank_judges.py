@@ -55,7 +55,7 @@ from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.dial import canonical, check_rank, n_free_parameters
 from bayescal.identify import IdentificationWarning
-from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp
+from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors"]
@@ -208,7 +208,7 @@ def build(
             order = pm.Data("order", c.order.astype(np.float64), dims="cell")
             b = _normal_or_flat("order_effect", priors.order_effect_sd, dims="judge")
             eta = eta + order * b[judge]  # model (1)
-        pm.CustomDist("outcome", eta, count, logp=_kernel_logp, random=_draw_wins,
+        pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=c.wins, dims="cell")
     return model
 
