@@ -55,6 +55,7 @@ from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.dial import canonical, check_rank, check_space, check_weight, weight_grid
 from bayescal.identify import IdentificationWarning
+from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["Design", "Priors", "build", "choose_by_loo", "cut_posterior", "design", "initvals",
@@ -170,7 +171,7 @@ def _normal(name: str, sd: float | None, **kw) -> pt.TensorVariable:
 
 def _human_logp(value, d):
     # y log σ(d) + (1 − y) log σ(−d): one human comparison (a tie y = 1/2 included)
-    return -value * pt.softplus(-d) - (1 - value) * pt.softplus(d)
+    return kernel_logp(value, d, 1.0)
 
 
 def _draw_human(d, rng=None, size=None):
@@ -186,7 +187,7 @@ def llm_logp(S, b, llm: Comparisons, order_effects: bool = True):
     y, n = llm.wins, llm.count
     if isinstance(eta, np.ndarray):
         return float(np.sum(-y * np.logaddexp(0, -eta) - (n - y) * np.logaddexp(0, eta)))
-    return pt.sum(-y * pt.softplus(-eta) - (n - y) * pt.softplus(eta))
+    return pt.sum(kernel_logp(y, eta, n))
 
 
 def _judges_block(des: Design, priors: Priors):
@@ -279,7 +280,7 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
                 eta = S[c.judge, c.item_i] - S[c.judge, c.item_j] + (
                     c.order.astype(np.float64) * b[c.judge] if des.order else 0.0)
                 pm.CustomDist("llm_outcome", eta, c.count,
-                              logp=lambda v, e, n: -v * pt.softplus(-e) - (n - v) * pt.softplus(e),
+                              logp=kernel_logp, random=draw_wins,
                               observed=c.wins, dims="cell")
         d = s_h[des.human_i] - s_h[des.human_j]
         pm.CustomDist("outcome", d, logp=_human_logp, random=_draw_human,
