@@ -26,6 +26,7 @@ only; no PyMC.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, logit
 
-__all__ = ["Chart", "Unit", "anchors", "btl", "comparison_verdicts", "human_blocks",
+__all__ = ["Chart", "Unit", "anchors", "btl", "comparison_verdicts",
            "human_calibration", "human_verdicts", "label_items", "low_rank", "misclassification",
            "order_effect", "score_calibration", "verdicts"]
 
@@ -80,6 +81,10 @@ class Unit:
         The unit's cluster label under each cluster key the model offers.
     weight : float
         The unit's weight in the objective (1 for a likelihood).
+    block : str
+        The sample it belongs to: a weighted objective Σ_b w_b ℓ_b has one block per weight
+        (human calibration: ``"human"``, ``"llm"``), its samples independent, so that meats and
+        cluster sums are formed per block (centred, with each block's own G/(G − 1)).
     """
 
     logp: Callable[[Mapping[str, Array]], float]
@@ -87,6 +92,7 @@ class Unit:
     cell: Hashable
     clusters: Mapping[str, str] = field(default_factory=dict)
     weight: float = 1.0
+    block: str = "all"
 
 
 LogLik = Callable[..., float]
@@ -330,15 +336,16 @@ def _own_key_labels(data: Any, verdict: dict[str, NDArray[Any]]) -> list[str]:
 
 def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
              unit_logp: Callable[[int, float], Callable[[Mapping[str, Array]], float]]
-             | None = None, weights: Mapping[str, float] | None = None) -> list[Unit]:
+             | None = None, weights: Mapping[str, float] | None = None,
+             blocks: Mapping[str, str] | None = None) -> list[Unit]:
     """Every verdict of a :class:`~bayescal.data.Comparisons`, its log-likelihood that of the
     one-verdict data set.
 
     Outcomes are a win and a loss of item i (a tie is not an outcome of these models: it is
     half of each). Clusters: the data's own key, ``judge_pair`` (judge x unordered pair, both
     orders pooled) and ``pair``. ``unit_logp`` ((cell, outcome) -> log-likelihood function)
-    replaces ``loglik`` on a one-verdict data set; ``weights`` (judge -> weight) weights a
-    judge's verdicts.
+    replaces ``loglik`` on a one-verdict data set; ``weights`` and ``blocks`` (judge -> weight,
+    judge -> block) weight a judge's verdicts and name their sample.
     """
     from bayescal.data import Comparisons
 
@@ -365,7 +372,8 @@ def verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any], *,
             clusters[data.cluster_key] = own[t]
         units.append(Unit(logp(cell, float(verdict["outcome"][t])),
                           (logp(cell, 1.0), logp(cell, 0.0)), int(cell), clusters,
-                          1.0 if weights is None else float(weights[judge])))
+                          1.0 if weights is None else float(weights[judge]),
+                          "all" if blocks is None else blocks[judge]))
     return units
 
 
@@ -377,6 +385,10 @@ def human_verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> lis
     judge-discrimination twin's ``loglik`` without discrimination); an LLM verdict weighs w and
     its log-likelihood is DIAL's model (1) at (S, b) (the low-rank twin's ``loglik``). The
     contract checks that these units add up to the human-calibration twin's own ``loglik``.
+    The two samples (blocks ``human`` and ``llm``) are independent. Under a built-in key every
+    human verdict is its own cluster (the pooled human "judge" is a population of raters, whose
+    repeated comparisons of a pair come from different people, as DIAL assumes); under the
+    data's own key human verdicts are clustered by it like the LLM ones.
     """
     from bayescal import registry
     from bayescal.data import Comparisons
@@ -406,25 +418,13 @@ def human_verdicts(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> lis
     is_human = np.isin(np.asarray(data.judges)[data.judge], list(humans))
     n_h = float(data.count[is_human].sum())
     w = float(options["llm_weight"]) * n_h / (float(data.count.sum()) - n_h)
-    return verdicts(data, loglik, options, unit_logp=one,
-                    weights={j: 1.0 if j in humans else w for j in data.judges})
-
-
-def human_blocks(data: Any, loglik: LogLik, options: Mapping[str, Any]
-                 ) -> list[tuple[float, Callable[[Mapping[str, Array]], float]]]:
-    r"""The two blocks of human calibration's objective: (1, :math:`L_h`) and (w, :math:`L_l`),
-    from the twin's ``loglik`` at λ = 0 and at λ."""
-    lam = float(options["llm_weight"])
-    n_h = float(sum(data.count[data.judge == data.judges.index(h)].sum() for h in data.humans))
-    w = lam * n_h / (float(data.count.sum()) - n_h)
-
-    def human(q: Mapping[str, Array]) -> float:
-        return loglik(q, data, llm_weight=0.0)
-
-    def llm(q: Mapping[str, Array]) -> float:
-        return (loglik(q, data, llm_weight=lam) - loglik(q, data, llm_weight=0.0)) / w
-
-    return [(1.0, human), (w, llm)]
+    units = verdicts(data, loglik, options, unit_logp=one,
+                     weights={j: 1.0 if j in humans else w for j in data.judges},
+                     blocks={j: "human" if j in humans else "llm" for j in data.judges})
+    own = data.cluster_key
+    return [u if u.block == "llm" else dataclasses.replace(u, clusters={
+        key: label if key == own else f"human verdict {t}" for key, label in u.clusters.items()})
+        for t, u in enumerate(units)]
 
 
 def label_items(data: Any, loglik: LogLik, options: Mapping[str, Any]) -> list[Unit]:

@@ -25,6 +25,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 import xarray as xr
+from pymc.initial_point import make_initial_point_fn
 from scipy.optimize import minimize
 
 from bayescal.diagnostics import diagnose
@@ -71,7 +72,9 @@ def fit(
         ``nuts``: posterior draws. ``map``: the posterior mode in the model's constrained
         parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw
         with ``observed_data`` and ``constant_data``; attrs ``map_converged``,
-        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge).
+        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge). It
+        starts from the model's initial point, or from ``initvals=`` where a model needs one
+        (``bayescal.models.human_calibration.initvals``); other sampler arguments are refused.
     draws, tune, chains, cores : int
         NUTS settings (``cores`` defaults to PyMC's choice).
     random_seed : int, optional
@@ -104,7 +107,11 @@ def fit(
         ``bayescal_method``, ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
     """
     if method == "map":
-        result = _map(model)
+        initvals = sample_kwargs.pop("initvals", None)
+        if sample_kwargs:
+            raise ValueError(f"{sorted(sample_kwargs)} apply to NUTS (pymc.sample), not to "
+                             "method='map'")
+        result = _map(model, initvals)
         result.attrs.update(_attrs("map", random_seed, None))
         return _labelled(result, model)
     if method != "nuts":
@@ -142,7 +149,7 @@ def _attrs(method: str, random_seed: int | None, sampler: str | None) -> dict[st
     return attrs
 
 
-def _map(model: pm.Model) -> xr.DataTree:
+def _map(model: pm.Model, initvals: dict[str, Any] | None = None) -> xr.DataTree:
     """Posterior mode without the Jacobian, by L-BFGS-B on the model's unconstrained values.
 
     The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. It compiles with
@@ -154,7 +161,8 @@ def _map(model: pm.Model) -> xr.DataTree:
     free = model.continuous_value_vars
     if len(free) != len(model.value_vars):
         raise ValueError("MAP needs a model whose free variables are all continuous")
-    start = model.initial_point()
+    start = (model.initial_point() if not initvals else make_initial_point_fn(
+        model=model, overrides=initvals, jitter_rvs=set(), return_transformed=True)(None))
     shapes = [np.shape(start[v.name]) for v in free]
     sizes = [int(np.prod(shape)) for shape in shapes]
     loss = -model.logp(jacobian=False)

@@ -150,10 +150,12 @@ class Contract:
         data's verdicts (items, anchors), each with its log-likelihood and those of its possible
         outcomes (functions of the parameters, from ``loglik``), its weight in the objective and
         its cluster under every key.
-    blocks : str, optional
-        Import path of ``blocks(data, loglik, options) -> list[(weight, function)]`` for a
-        weighted objective Σ_b w_b ℓ_b (the observed information of each block enters the
-        meat with w_b²); None: one block, the log-likelihood.
+    observed_block : str, optional
+        For a weighted objective Σ_b w_b ℓ_b (units in several blocks): the block whose share
+        of the observed Hessian H is what the other blocks' expected informations leave,
+        I_ref = (H − Σ_{b≠ref} w_b I_b)/w_ref. A block's own Hessian depends on the chart
+        wherever its gradient is not zero (only the total's is, at the estimate), so this is
+        the chart-free observed meat (human calibration: the LLM block).
     same_information : tuple of (str, str)
         Kinds that coincide on every data set by theory (observed = expected for a
         canonical-link model), so that the test does not ask them to differ.
@@ -166,7 +168,7 @@ class Contract:
     options: Mapping[str, Any]
     chart: str
     units: str
-    blocks: str | None = None
+    observed_block: str | None = None
     same_information: tuple[tuple[str, str], ...] = ()
     likelihood_potentials: tuple[str, ...] = ()
 
@@ -189,7 +191,7 @@ class Entry:
     contract: Contract
     cli: str
     card: str
-    initvals: str | None = None  # import path of initvals(model) for NUTS, where needed
+    initvals: str | None = None  # import path of initvals(model) for MAP and NUTS, where needed
 
     # ------------------------------------------------------------------ the parts, lazily
     @property
@@ -240,8 +242,8 @@ class Entry:
         """The signature of ``build``, ``fit`` or ``loglik``."""
         return inspect.signature(getattr(self, function))
 
-    def nuts_kwargs(self, model: Any) -> dict[str, Any]:
-        """Extra keyword arguments of :func:`bayescal.fit` that NUTS needs for this model."""
+    def fit_kwargs(self, model: Any) -> dict[str, Any]:
+        """Extra keyword arguments of :func:`bayescal.fit` (MAP and NUTS) for this model."""
         return {"initvals": _resolve(self.initvals)(model)} if self.initvals else {}
 
 
@@ -278,26 +280,17 @@ def _simulate_low_rank(*, random_seed: int, n_items: int = 8, n_judges: int = 4,
                                     both_orders=both_orders, random_seed=random_seed + 3)
 
 
-def _simulate_human_calibration(*, random_seed: int, n_items: int = 6, n_judges: int = 4,
+def _simulate_human_calibration(*, random_seed: int, n_items: int = 7, n_judges: int = 3,
                                 n_llm: int = 2400, n_human: int = 300,
                                 misspecified: float = 0.0) -> Any:
-    import numpy as np
-
     from bayescal import simulate_dial
-    from bayescal.charts import comparison_verdicts
     from bayescal.data import Comparisons
 
     par = simulate_dial.truth(n_items, n_judges, 1, random_seed=random_seed,
                               misspecified=misspecified)
-    llm = comparison_verdicts(simulate_dial.llm(par, n_llm, random_seed=random_seed + 3))
-    human = comparison_verdicts(simulate_dial.human(par, n_human, random_seed=random_seed + 4))
-    items = [f"item_{i:02d}" for i in range(n_items)]
-    judges = [*(f"judge_{k:02d}" for k in range(n_judges)), "human"]
-    both = {key: np.concatenate([llm[key], human[key]]) for key in llm}
-    both["judge"] = np.concatenate([llm["judge"], np.full(human["judge"].size, n_judges)])
-    return Comparisons.from_codes(items, judges, judge=both["judge"], item_a=both["item_i"],
-                                  item_b=both["item_j"], outcome=both["outcome"],
-                                  order=both["order"], humans=["human"])
+    llm = simulate_dial.llm(par, n_llm, random_seed=random_seed + 3)
+    human = simulate_dial.human(par, n_human, random_seed=random_seed + 4)
+    return Comparisons.concat([llm, human], humans=["human"])
 
 
 def _simulate_misclassification(*, random_seed: int, n_items: int = 600, n_judges: int = 2,
@@ -387,7 +380,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
             Option("rank", int, 1, "number of disagreement factors r "
                    "(1 <= r <= min(judges - 1, items - 2))"),
             Option("order_effects", bool, True, "estimate an order effect per judge (false: "
-                   "pool the display orders, DIAL-noPos)"),
+                   "pool the display orders, DIAL-noPos)", ("build", "fit", "loglik")),
         ),
         simulation=Simulation(_simulate_low_rank, MappingProxyType({
             "default": {}, "overdispersed": {"overdispersion": 0.5},
@@ -404,25 +397,31 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         data_type="Comparisons",
         model="bayescal.models.human_calibration",
         twin="bayescal.frequentist.human_calibration",
-        identified=("human_ability", "ability", "order_effect", "consensus"),
+        identified=("human_ability", "ability", "order_effect", "consensus",
+                    "consensus_loading", "consensus_loading_mean", "calibration_consensus"),
         information=_BTL_KINDS,
         cluster_keys=_PAIR_KEYS,
         options=(
-            Option("rank", int, 1, "number of disagreement factors r of the judge model"),
+            Option("rank", int, 1, "number of disagreement factors r of the judge model",
+                   ("build", "fit", "loglik")),
             Option("space", str, "consensus", "calibration basis: the consensus direction or "
-                   "the judges' whole score space", choices=("consensus", "full")),
+                   "the judges' whole score space", ("build", "fit", "loglik"),
+                   ("consensus", "full")),
             Option("llm_weight", float, float("inf"), "weight λ of the LLM verdicts (0: human "
                    "only; inf: anchored on the LLM-only fit)", ("build", "fit", "loglik"),
                    defaults=MappingProxyType({"build": 1.0, "loglik": REQUIRED})),
             Option("order_effects", bool, True, "estimate an order effect per judge (false: "
-                   "DIAL-noPos)"),
+                   "DIAL-noPos)",
+                   ("build", "fit", "loglik")),
+            Option("anchored", str, "joint", "intervals at λ = inf: joint (with the LLM fit's "
+                   "error) or fixed (the calibration space taken as known, DIAL's authors)",
+                   ("fit",), ("joint", "fixed")),
         ),
         simulation=Simulation(_simulate_human_calibration, MappingProxyType({
             "default": {}, "misspecified": {"misspecified": 0.5}})),
-        contract=Contract(options=MappingProxyType({"llm_weight": 1.0}),
+        contract=Contract(options=MappingProxyType({"llm_weight": 4.0}),
                           chart="bayescal.charts:human_calibration",
-                          units="bayescal.charts:human_verdicts",
-                          blocks="bayescal.charts:human_blocks",
+                          units="bayescal.charts:human_verdicts", observed_block="llm",
                           likelihood_potentials=("llm_tempered",)),
         cli="human-calibration",
         card="models/human_calibration.md",
