@@ -365,15 +365,14 @@ def dial_files(tmp_path_factory):
     ("argv", "named"),
     [
         (["--cluster", "no_such_column"], "--cluster no_such_column"),  # finding 2
-        (["--information", "expected"], "--information expected"),  # finding 4
-        (["--information", "observed"], "--information observed"),
         (["--correction", "CR0", "--information", "sandwich"], "--correction CR0"),
+        (["--information", "cluster"], "--information cluster"),
     ],
 )
 def test_cli_human_calibration_covariance_flags_are_checked(argv, named, dial_files, monkeypatch,
                                                             capsys):
-    """Issue 14 findings 2 and 4: `fit human-calibration --cluster X` never checked that X
-    exists, and `--information expected` was silently replaced by the clustered sandwich."""
+    """Issue 14 finding 2: `fit human-calibration --cluster X` never checked that X exists (nor
+    a correction without a key, nor cluster without one)."""
     from bayescal.frequentist import human_calibration as hc
 
     monkeypatch.setattr(hc, "fit", lambda *a, **k: pytest.fail("fitted"))
@@ -396,3 +395,22 @@ def test_demo_covariance_flags_are_checked_before_fitting(no_fitting, monkeypatc
     assert "--cluster battle" in one_line_error(capsys)
     assert main(["demo", "--correction", "CR0", "--information", "expected"]) == 2
     assert "--correction CR0" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("kind", ["expected", "observed", "sandwich"])
+def test_cli_human_calibration_information_is_honoured(kind, dial_files, tmp_path):
+    """Issue 14 finding 4: `--information expected` on human calibration was silently replaced
+    by the clustered sandwich; now every kind is the library's, as named."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    llm, human = dial_files
+    out = tmp_path / kind
+    assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method", "mle",
+                 "--llm-weight", "4", "--information", kind, "--out", str(out)]) == 0
+    data = Comparisons.concat([Comparisons.from_frame(pd.read_csv(llm)),
+                               Comparisons.from_frame(pd.read_csv(human).assign(judge="human"),
+                                                      order=None)], humans=["human"])
+    want = hc.fit(data, llm_weight=4.0, information=kind)
+    assert want.info["information"] == kind
+    pd.testing.assert_series_equal(_se(out), want.summary()["se"], rtol=1e-9, check_names=False)
