@@ -22,6 +22,7 @@ from bayescal.data import DataError, Labels
 from bayescal.diagnostics import DiagnosticWarning
 from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import misclassification as mf
+from bayescal.frequentist._core import ConvergenceWarning
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import misclassification as mm
 
@@ -311,6 +312,18 @@ def test_one_judge_without_positive_calibration_item() -> None:
     est = mf.fit(labels, penalty=mm.Priors(prevalence=(2.0, 2.0)))
     assert 0 < float(est.params["sensitivity"][0]) < 1
     assert 0 < float(est.params["prevalence"]) < 0.5
+
+
+def test_one_judge_label_unseen_in_calibration_is_a_ridge() -> None:
+    """Found by the fuzzer once ``converged`` stopped being hard-coded: no calibration item has
+    Ŷ = 0 but a test item does, so P(Y = 1 | Ŷ = 0), hence θ, is not identified and Newton
+    walks along a flat ridge. The twin used to return that point with converged=True and a
+    finite interval; now it refuses before fitting, and the Bayesian model warns."""
+    labels = Labels.from_arrays([0, 0, 1], [1, 1, 1], [0])
+    with pytest.raises(IdentificationError, match=r"no calibration item has judge label Ŷ = 0"):
+        mf.fit(labels)
+    with pytest.warns(IdentificationWarning, match="prior only"):
+        mm.build(labels)
 
 
 def test_judge_worse_than_chance_under_kappa_positive_hits_the_boundary() -> None:
@@ -831,7 +844,7 @@ def test_converged_comes_from_the_optimizer(monkeypatch) -> None:
     after one BFGS iteration and no Newton step reports converged=False and warns."""
     monkeypatch.setattr(mf, "_BFGS_MAX_ITER", 1)
     monkeypatch.setattr(mf, "_NEWTON_MAX_STEPS", 0)
-    with pytest.warns(RuntimeWarning, match="without converging"):
+    with pytest.warns(ConvergenceWarning, match="without converging"):
         est = mf.fit(K3)
     assert est.converged is False
     monkeypatch.undo()

@@ -136,26 +136,41 @@ class LabelPatterns:
     # twin both act on (the twin refuses, the Bayesian model warns): they live here so that
     # neither imports the other.
     def unidentified(self) -> str | None:
-        r"""Why one judge's accuracies are not identified by these labels; or None.
+        r"""Why one judge's parameters are not identified by these labels; or None.
 
         With one judge the test items identify only :math:`p = P(\hat Y = 1)`. Without a
         calibration item with Y = 1 nothing else informs the sensitivity (without Y = 0, the
-        specificity), so the likelihood is maximised along a ridge or at a boundary. With
-        several judges the test patterns carry more moments (a latent-class model), so the
-        check is left to the fit's boundary and information checks.
+        specificity), so the likelihood is maximised along a ridge or at a boundary. Likewise
+        :math:`\theta = (1-p)\mu_0 + p\mu_1` with :math:`\mu_b = P(Y = 1 \mid \hat Y = b)`,
+        and only calibration items with :math:`\hat Y = b` inform :math:`\mu_b`: test items
+        with a judge label no calibration item has leave θ on a ridge. With several judges
+        the test patterns carry more moments (a latent-class model), so the check is left to
+        the fit's boundary and information checks.
         """
         if self.n_judges != 1:
             return None
         m1 = self.n_calibration_positive
-        if 0 < m1 < self.m:
-            return None
-        name, seen, unseen = ("sensitivity", 0, 1) if m1 == 0 else ("specificity", 1, 0)
-        return (
-            f"no calibration item has human label Y = {unseen} (all {self.m} are {seen}), so "
-            f"the {name} of judge {self.judges[0]!r} is not identified: with one judge the "
-            f"test items identify only P(Ŷ = 1), one number shared by the prevalence and the "
-            f"{name}"
-        )
+        if not 0 < m1 < self.m:
+            name, seen, unseen = ("sensitivity", 0, 1) if m1 == 0 else ("specificity", 1, 0)
+            return (
+                f"no calibration item has human label Y = {unseen} (all {self.m} are {seen}), "
+                f"so the {name} of judge {self.judges[0]!r} is not identified: with one judge "
+                f"the test items identify only P(Ŷ = 1), one number shared by the prevalence "
+                f"and the {name}"
+            )
+        # one judge: θ = P(Ŷ=0) P(Y=1 | Ŷ=0) + P(Ŷ=1) P(Y=1 | Ŷ=1), and only calibration items
+        # with Ŷ = b inform P(Y=1 | Ŷ=b); test items with that label leave θ on a ridge
+        label = self.yhat[:, 0]
+        for b in (0.0, 1.0):
+            n_cal = int(self.count[~self.test & (label == b)].sum())
+            n_test = int(self.count[self.test & (label == b)].sum())
+            if n_cal == 0 and n_test > 0:
+                return (
+                    f"no calibration item has judge label Ŷ = {b:g} but {n_test} test item(s) "
+                    f"do, so P(Y = 1 | Ŷ = {b:g}) and with it the prevalence are not identified "
+                    f"for judge {self.judges[0]!r} (the likelihood is flat along a ridge)"
+                )
+        return None
 
     def sign_unidentified(self) -> str | None:
         """Why the sign of κ (which value of Y a judge's 1 means) is not identified; or None.

@@ -89,7 +89,7 @@ from scipy.stats import beta as beta_dist
 from bayescal.data import Labels
 from bayescal.data.labels import LabelPatterns
 from bayescal.frequentist import covariance
-from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist._core import ConvergenceWarning, Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
 from bayescal.priors import check_beta_prior
 from bayescal.schema import term_labels
@@ -662,7 +662,7 @@ def fit(
     -----
     UserWarning
         ``kappa="positive"`` and a judge whose calibration labels give κ̂ < 0.
-    RuntimeWarning
+    ConvergenceWarning
         The optimizer stopped without reaching a stationary point (``converged`` is False).
     """
     if algorithm not in ("newton", "em"):
@@ -690,7 +690,8 @@ def fit(
             reason = pat.sign_unidentified()
         if reason is not None:
             raise IdentificationError(
-                reason + ". Label items of both classes, or use the Bayesian model "
+                reason + ". Label more items (of both human classes and both judge labels), "
+                "or use the Bayesian model "
                 "(bayescal.models.misclassification), whose Beta prior makes the posterior proper"
                 + ("" if positive else
                    ", or fit with kappa='positive' if every judge is known to beat chance")
@@ -718,7 +719,7 @@ def fit(
             + (f" after {info['em_iterations']} EM iterations" if "em_iterations" in info else "")
             + "); the estimate and its covariance are not trustworthy"
             + ("; use algorithm='newton'" if algorithm == "em" else ""),
-            RuntimeWarning, stacklevel=2,
+            ConvergenceWarning, stacklevel=2,
         )
     observed = -(hess + np.diag(hp))
     eig = np.linalg.eigvalsh(observed)
