@@ -182,6 +182,9 @@ def request(
         named = [f"{name}={value!r}" for name, value in (("cluster", cluster),
                                                        ("correction", correction))
                  if value is not None]
+        if named and "cluster" not in supported:
+            raise ValueError(f"{' and '.join(named)}: {model} has no cluster-robust covariance "
+                             f"(it offers {('auto', *supported)}); drop the argument")
         if named:
             raise ValueError(f"{' and '.join(named)} only apply to information='cluster', but "
                              f"information={information!r}; pass information='cluster' to use "
