@@ -182,7 +182,7 @@ def _score_design() -> Any:
 
     judge = np.repeat(np.arange(SCALE[0], SCALE[1] + 1), ANCHORS_PER_LEVEL)
     design = Ratings.from_frame(pd.DataFrame({"judge": judge, "human": judge}), scale=SCALE)
-    return sc.build(design, sc.Priors())
+    return sc.build(design, priors=sc.Priors())
 
 
 def _score_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
@@ -221,7 +221,7 @@ def _mis_design() -> Any:
     # all patterns (its observed counts are per listed pattern) and a draw only swaps counts
     yhat = np.array(np.meshgrid(*[[0, 1]] * MIS_JUDGES, indexing="ij")).reshape(MIS_JUDGES, -1).T
     labels = Labels.from_arrays(np.repeat([0, 1], len(yhat)), np.tile(yhat, (2, 1)), yhat)
-    return mis.build(labels, mis.Priors())
+    return mis.build(labels, priors=mis.Priors())
 
 
 def _mis_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:

@@ -3,7 +3,8 @@
 # that pin that twin there, and list the failures. The checkout itself is never modified.
 # A patch is named <stem>--<mutation>.diff; its tests are the contract test for the stem
 # (tests/test_contract.py -k <stem>), the twin's own tests/test_<stem>.py and, for the BTL
-# twins, tests/test_cluster.py and tests/test_results.py.
+# twins tests/test_cluster.py and tests/test_results.py, for misclassification
+# tests/test_judge_mean.py.
 # Run from the repository root:  bash tests/mutations/run.sh [python [patch ...]]
 # Every mutation must make at least one test fail; the script exits 1 if one survives (or no
 # longer applies: regenerate the patch after editing the twin).
@@ -22,6 +23,7 @@ for patch in "${patches[@]}"; do
     tests=("tests/test_$stem.py")
     case $stem in
         judge_discrimination_btl|order_effect_btl) tests+=(tests/test_cluster.py tests/test_results.py) ;;
+        misclassification) tests+=(tests/test_judge_mean.py) ;;
     esac
     rm -rf "$scratch/repo" && mkdir "$scratch/repo"
     # tracked and new files as they are in the checkout (uncommitted edits included)
