@@ -163,6 +163,10 @@ class Contract:
         Names of ``pm.Potential`` terms of the PyMC model that are part of its likelihood
         (human calibration's tempered LLM term); the rest of its likelihood is its observed
         variables.
+    estimate_loglik : mapping
+        ``loglik`` options under which it gives ``Estimate.loglik`` (default: the contract's;
+        human calibration reports the human comparisons' log-likelihood, λ = 0, the quantity
+        its λ path compares, not the weighted objective).
     """
 
     options: Mapping[str, Any]
@@ -171,6 +175,7 @@ class Contract:
     observed_block: str | None = None
     same_information: tuple[tuple[str, str], ...] = ()
     likelihood_potentials: tuple[str, ...] = ()
+    estimate_loglik: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -422,7 +427,8 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         contract=Contract(options=MappingProxyType({"llm_weight": 4.0}),
                           chart="bayescal.charts:human_calibration",
                           units="bayescal.charts:human_verdicts", observed_block="llm",
-                          likelihood_potentials=("llm_tempered",)),
+                          likelihood_potentials=("llm_tempered",),
+                          estimate_loglik=MappingProxyType({"llm_weight": 0.0})),
         cli="human-calibration",
         card="models/human_calibration.md",
         initvals="bayescal.models.human_calibration:initvals",

@@ -343,16 +343,19 @@ def test_signatures_are_one_shape(stem):
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_priors_are_validated_and_have_flat(stem):
-    """Priors is a frozen dataclass, refuses a negative prior sd when built, and has flat()."""
+    """Priors is a frozen dataclass, refuses a negative scale when built (a prior sd, a Beta
+    parameter), and has flat()."""
     priors = _entry(stem).priors
     assert dataclasses.is_dataclass(priors) and priors.__dataclass_params__.frozen
     flat = priors.flat()
     assert isinstance(flat, priors)
-    sds = [f.name for f in dataclasses.fields(priors) if f.name.endswith("_sd")]
-    assert sds
-    for name in sds:
+    scales = {f.name: (-1.0, 1.0) if isinstance(f.default, tuple) else -1.0
+              for f in dataclasses.fields(priors)
+              if f.name.endswith("_sd") or isinstance(f.default, tuple)}
+    assert scales, f"{stem}: Priors has no scale to validate"
+    for name, bad in scales.items():
         with pytest.raises(ValueError, match=name):
-            priors(**{name: -1.0})
+            priors(**{name: bad})
 
 
 def _imports(path: Path) -> set[str]:
@@ -474,14 +477,17 @@ def test_flat_prior_map_equals_twin_mle(stem):
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_loglik_at_the_estimate_is_the_estimates(stem):
-    """Estimate.loglik is the twin's loglik at the estimate, and the estimate is a stationary
-    point of it in the free chart (the optimizer converged, and says so)."""
+    """Estimate.loglik is the twin's loglik at the estimate (under the registry's
+    ``estimate_loglik`` options), the estimate a stationary point of the objective in the free
+    chart (the optimizer converged, and says so), and the units add up to the objective."""
     entry = _entry(stem)
     ind = independent(stem)
     est = ind.estimate
     assert est.converged is True
+    reported = entry.loglik(ind.chart.params(ind.chart.x), ind.data,
+                            **{**_options(entry, "loglik"), **entry.contract.estimate_loglik})
+    assert reported == pytest.approx(est.loglik, rel=1e-8, abs=1e-8)
     value = ind.ll(ind.chart.x, ind.data)
-    assert value == pytest.approx(est.loglik, rel=1e-8, abs=1e-8)
     grad = _gradient(lambda z: ind.ll(z, ind.data), ind.chart.x)
     assert np.abs(grad).max() < 1e-4 * max(1.0, abs(value)) ** 0.5, (stem, grad)
     # the weighted units add up to the objective (up to a constant: a multinomial coefficient)
