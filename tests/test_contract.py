@@ -583,6 +583,9 @@ def test_every_result_has_the_one_table_schema(stem):
         assert (shown["prob"] == 0.95).all()
         assert len(shown) == 0 if method == "map" else len(shown), (stem, method)
     assert inspect.signature(Estimate.summary).parameters["prob"].default == 0.95
+    with pytest.raises(ValueError, match="apply to NUTS"):  # refused, never ignored
+        bc.fit(_entry(stem).build(contract_data(stem), **_options(_entry(stem), "build")), "map",
+               nuts={"max_treedepth": 5})
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -627,6 +630,8 @@ def test_diagnose_checks_the_identified_quantities(stem):
     text = " ".join(str(w.message) for w in caught)
     for n in free:
         assert f"{n} r_hat" not in text and f"{n} ess" not in text
+    with pytest.raises(ValueError, match="not posterior variables"):
+        bc.diagnose(post, var_names=[*entry.identified, "no_such_variable"])
 
 
 def xr_chain_offset(da, shift: float):
