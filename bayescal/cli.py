@@ -854,8 +854,12 @@ def _fit_human_calibration(args: argparse.Namespace) -> int:
     hjudge = columns.get("judge", "judge")
     if hjudge not in human_frame:  # one human judge, named so
         human_frame = human_frame.assign(**{hjudge: "human"})
+    if column is not None and column not in human_frame:
+        raise _UsageError(f"--cluster {column}: {args.human} has no column {column!r}; give the "
+                          "human comparisons the key too (each sample is clustered on its own), "
+                          "or use a built-in key", prog)
     human = Comparisons.from_frame(human_frame, **human_cols, order=None, judge=hjudge,
-                                   fractional=args.fractional)
+                                   cluster=column, fractional=args.fractional)
     shared = sorted(set(human.judges) & set(llm.judges))
     if shared:
         raise _UsageError(f"human-calibration: judge label(s) {shared} appear in both {args.file} "

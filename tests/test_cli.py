@@ -357,7 +357,9 @@ def dial_files(tmp_path_factory):
     v = comparison_verdicts(hum)
     items = np.asarray(hum.items)
     pd.DataFrame({"item_a": items[v["item_i"]], "item_b": items[v["item_j"]],
-                  "outcome": v["outcome"]}).to_csv(folder / "human.csv", index=False)
+                  "outcome": v["outcome"],
+                  "battle": [f"h{g:03d}" for g in np.random.default_rng(2).integers(0, 60, len(v[
+                      "outcome"]))]}).to_csv(folder / "human.csv", index=False)
     return folder / "llm.csv", folder / "human.csv"
 
 
@@ -414,3 +416,29 @@ def test_cli_human_calibration_information_is_honoured(kind, dial_files, tmp_pat
     want = hc.fit(data, llm_weight=4.0, information=kind)
     assert want.info["information"] == kind
     pd.testing.assert_series_equal(_se(out), want.summary()["se"], rtol=1e-9, check_names=False)
+
+
+def test_cli_human_calibration_uses_the_files_cluster_key(dial_files, tmp_path, capsys):
+    """`--cluster battle` clusters both samples by the files' column (the library's result); a
+    key only the LLM file has is refused, naming the human file."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    llm, human = dial_files
+    out = tmp_path / "battle"
+    with warnings.catch_warnings():  # few human clusters
+        warnings.simplefilter("ignore")
+        assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method",
+                     "mle", "--llm-weight", "4", "--cluster", "battle", "--out", str(out)]) == 0
+        data = Comparisons.concat([
+            Comparisons.from_frame(pd.read_csv(llm), cluster="battle"),
+            Comparisons.from_frame(pd.read_csv(human).assign(judge="human"), order=None,
+                                   cluster="battle")], humans=["human"])
+        want = hc.fit(data, llm_weight=4.0, cluster="battle")
+    assert want.info["cluster"] == "battle"
+    pd.testing.assert_series_equal(_se(out), want.summary()["se"], rtol=1e-9, check_names=False)
+    capsys.readouterr()
+    pd.read_csv(human).drop(columns="battle").to_csv(tmp_path / "bare.csv", index=False)
+    assert main(["fit", "human-calibration", str(llm), "--human", str(tmp_path / "bare.csv"),
+                 "--method", "mle", "--llm-weight", "4", "--cluster", "battle"]) == 2
+    assert "bare.csv has no column 'battle'" in one_line_error(capsys)
