@@ -13,15 +13,16 @@ equations), never from the twin's code:
   factorisation): sum-zero vectors drop their last entry, a rank-(r + 1) matrix is moved
   along its own singular vectors.
 * **units** (:class:`Unit`): the data's independent pieces (a verdict, a labelled item, an
-  anchor), each with a data set whose log-likelihood is the unit's, the data sets of every
-  outcome it could have had (for the expected information), its weight in the objective and
-  its cluster under every cluster key.
+  anchor), each with its log-likelihood as a function of the parameters (from a public
+  ``loglik`` on a data set holding the unit), those of every outcome it could have had (for
+  the expected information), its weight and sample (block) in the objective and its cluster
+  under every cluster key.
 
 With them the test forms, in the chart, the observed information :math:`H = -\nabla^2\ell`,
-the expected information :math:`\sum_c n_c \sum_o P(o)\, s_o s_o^\top` (P(o) = exp of the
+the expected information :math:`\sum_t w_t \sum_o P_t(o)\, s_o s_o^\top` (P(o) = exp of the
 unit's log-likelihood, s_o its score), the sandwich meat :math:`\sum_t w_t^2 s_t s_t^\top` and
-the cluster meat :math:`c \sum_g S_g S_g^\top`, :math:`S_g = \sum_{t\in g} w_t s_t`. Numpy
-only; no PyMC.
+the cluster meat :math:`c \sum_g S_g S_g^\top`, :math:`S_g = \sum_{t\in g} s_t`, each per
+block (its scores centred). Numpy only; no PyMC, and no twin's module.
 """
 
 from __future__ import annotations
@@ -279,21 +280,10 @@ def score_calibration(estimate: Any, data: Any, options: Mapping[str, Any]) -> C
 
 # ---------------------------------------------------------------------------- units
 def comparison_verdicts(data: Any) -> dict[str, NDArray[Any]]:
-    """The verdicts behind the cells of a :class:`~bayescal.data.Comparisons`.
-
-    A cell of n verdicts with wins y and squared outcomes y2 holds 2 y2 − y wins, 4 (y − y2)
-    ties and the rest losses of item i (ties are y = 1/2). Returns per verdict ``cell``,
-    ``judge``, ``item_i``, ``item_j``, ``order`` and ``outcome``.
-    """
-    ones = np.rint(2 * data.wins_sq - data.wins).astype(np.int64)
-    halves = np.rint(4 * (data.wins - data.wins_sq)).astype(np.int64)
-    zeros = np.rint(data.count).astype(np.int64) - ones - halves
-    if (zeros < 0).any() or (ones < 0).any() or (halves < 0).any():
-        raise ValueError("cells whose outcomes are not 0, 1/2 or 1 (fractional data) have no "
-                         "verdicts")
-    per = np.stack([ones, halves, zeros], axis=1)
-    outcome = np.repeat(np.tile([1.0, 0.5, 0.0], data.n_cells), per.ravel())
-    cell = np.repeat(np.arange(data.n_cells), per.sum(axis=1))
+    """The verdicts behind the cells of a :class:`~bayescal.data.Comparisons`
+    (:meth:`~bayescal.data.Comparisons.verdicts`), with their cell's codes: per verdict
+    ``cell``, ``judge``, ``item_i``, ``item_j``, ``order`` and ``outcome`` (1, 1/2 or 0)."""
+    cell, outcome = data.verdicts()
     return {"cell": cell, "judge": data.judge[cell], "item_i": data.item_i[cell],
             "item_j": data.item_j[cell], "order": data.order[cell], "outcome": outcome}
 
