@@ -277,3 +277,25 @@ def test_nutpie_cached_fit_draws_as_a_fresh_compile(judge_datasets):
     assert set(reference.children) == set(cached.children)
     assert set(reference["posterior"].attrs) == set(cached["posterior"].attrs)
     assert set(reference["sample_stats"].data_vars) == set(cached["sample_stats"].data_vars)
+
+
+def test_a_twin_fit_imports_no_dask_yet_xarray_still_sees_dask_arrays():
+    """xarray imports dask (0.7 s) on the first array it wraps unless bayescal._lazy_dask
+    answers its two questions first. Catches the shortcut being lost (dask imported by a
+    twin's fit) and a shortcut that hides real dask arrays from xarray afterwards."""
+    pytest.importorskip("dask.array")
+    code = (
+        "import sys\n"
+        "from bayescal import simulate\n"
+        "from bayescal.frequentist import judge_discrimination_btl as twin\n"
+        "import bayescal as bc\n"
+        "truth = simulate.judge_discrimination_truth(5, 2, random_seed=1)\n"
+        "bc.leaderboard(twin.fit(simulate.judge_discrimination_btl(truth, 2000, random_seed=2)))\n"
+        "assert 'dask' not in sys.modules, 'dask imported'\n"
+        "import dask.array as da, xarray as xr\n"
+        "lazy = xr.DataArray(da.ones(4, chunks=2), dims='x').assign_coords(x=[1, 2, 3, 4])\n"
+        "assert lazy.chunks == ((2, 2),) and float(lazy.sum()) == 4.0\n"
+        "shown = repr(xr.Dataset({'v': lazy}))\n"
+        "assert 'dask.array<chunksize=(2,), meta=' in shown, shown\n"
+        "assert xr.Dataset({'v': lazy}).chunks == {'x': (2, 2)}\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
