@@ -31,6 +31,20 @@ def test_import_and_help_load_neither_pandas_nor_pymc():
         "from bayescal.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
 
 
+def test_importing_the_twins_loads_neither_scipy_stats_nor_pymc():
+    """scipy.stats takes about a second to import and the twins need one normal quantile
+    (bayescal.schema.z_value) or a p-value (scipy.special.ndtr). Catches a module-level
+    scipy.stats import creeping back into a twin, and a twin importing PyMC."""
+    import pkgutil
+
+    import bayescal.frequentist
+
+    names = [f"bayescal.frequentist.{m.name}"
+             for m in pkgutil.iter_modules(bayescal.frequentist.__path__)]
+    loaded = _modules_after("\n".join(f"import {n}" for n in names))
+    assert not {"scipy.stats", "pymc", "arviz"} & loaded
+
+
 def test_lazy_names_resolve_to_functions_not_modules():
     import bayescal as bc
 

@@ -59,12 +59,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
 
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import judge_mean_theory as theory
 from bayescal.frequentist._core import Estimate
-from bayescal.schema import COLUMNS, check_prob, wald_interval
+from bayescal.schema import COLUMNS, check_prob, wald_interval, z_value
 
 __all__ = [
     "BINARY_METHODS",
@@ -548,7 +547,7 @@ def binary_from_counts(
     chosen = _chosen(methods, BINARY_METHODS, prob)
     s = LevelStats.from_counts(counts)
     mo = _moments(s)
-    z = float(norm.ppf(0.5 + prob / 2))
+    z = z_value(prob)
     out: dict[str, dict[str, Array]] = {}
     mle_cores: tuple[_Core, _Core] | None = None
     for method in chosen:
@@ -838,8 +837,7 @@ def rogan_gladen(
     lab.require_binary()
     z = float("nan")
     if smoothed:
-        check_prob(prob)
-        z = float(norm.ppf(0.5 + prob / 2))
+        z = z_value(prob)
     core = _rogan_gladen_core(_stats(lab), smoothed, z)
     x = {k: float(v) for k, v in core.extra.items()}
     sym = "q̃0 + q̃1" if smoothed else "q̂0 + q̂1"
