@@ -265,6 +265,7 @@ def _demo_dial(args: argparse.Namespace) -> int:
 
     import bayescal as bc
     from bayescal import simulate_dial as sd
+    from bayescal.data import Comparisons
     from bayescal.frequentist import dial_baselines as db
     from bayescal.frequentist import human_calibration as hc
     from bayescal.frequentist import low_rank_judges as lr
@@ -285,37 +286,38 @@ def _demo_dial(args: argparse.Namespace) -> int:
           "(simulated: N = 10 models, K = 6 judges, rank 1, canonical item shown first w.p. "
           "0.75; humans s_h = μ + 0.3 V)\n")
     t0 = time.perf_counter()
-    order = oe.fit(llm, information="cluster")
+    order = oe.fit(llm, information="cluster", cluster="judge_pair", correction="CR0")
     tests = oe.order_effect_tests(order, pairwise=False)
     tests["truth"] = par["b"]
     print(f"1. Order effects b_k (per-judge BTL, cell-clustered; {time.perf_counter() - t0:.2f} "
           "s):")
     print(tests.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     t0 = time.perf_counter()
-    low = lr.fit(llm, 1, information="cluster")
+    data = Comparisons.concat([llm, human], humans=["human"])
+    low = lr.fit(llm, rank=1, information="cluster", cluster="judge_pair")
     cons = low.summary(args.prob)
     cons = cons[cons["parameter"] == "consensus_loading"]
     print(f"\n2. Low-rank consensus (r = 1; {time.perf_counter() - t0:.2f} s): judge loadings γ_k")
     print(cons[["estimate", "lower", "upper"]].assign(truth=par["gamma"]).to_string(
         float_format=lambda v: f"{v:.3f}"))
     t0 = time.perf_counter()
-    table, est = hc.gacv(llm, human, rank=1)
+    table, est = hc.gacv(data, rank=1)
     print(f"\n3. GACV path over λ ({time.perf_counter() - t0:.2f} s; λ₀ = n_l/n_h = "
           f"{llm.n_rows / human.n_rows:g} is the joint MLE):")
     print(table.drop(columns="seconds").to_string(index=False, float_format=lambda v: f"{v:.5g}"))
-    scores, _, _ = db.baselines(llm, human, rank=1)
+    scores, _, _ = db.baselines(data, rank=1)
     lam = est.info["llm_weight"]
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if lam == np.inf:
-            model = hm.build(llm, None, rank=1)
+            model = hm.llm_stage(data, rank=1)
             first = bc.fit(model, "nuts", draws=args.draws, tune=args.tune,
                            chains=args.chains, random_seed=args.seed, nuts_sampler="pymc",
                            log_likelihood=False, check=False, initvals=hm.initvals(model))
-            post = hm.cut_posterior(llm, human, first, rank=1)
+            post = hm.cut_posterior(data, first, rank=1)
         else:
-            model = hm.build(llm, human, rank=1, llm_weight=lam)
+            model = hm.build(data, rank=1, llm_weight=lam)
             post = bc.fit(model, "nuts",
                           draws=args.draws, tune=args.tune, chains=args.chains,
                           random_seed=args.seed, nuts_sampler="pymc", check=False,
@@ -615,8 +617,8 @@ def _fit_low_rank(args: argparse.Namespace, data) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     if args.method == "mle":
-        result = twin.fit(data, args.rank, order_effects=order_effects,
-                          information=args.information)
+        result = twin.fit(data, rank=args.rank, order_effects=order_effects,
+                          information=args.information, cluster=args.cluster)
         table = result.summary(args.prob)
         for note in result.info["notes"].values():
             print(f"note: {note}", file=sys.stderr)
@@ -747,14 +749,6 @@ def _fit_human_calibration(args: argparse.Namespace) -> int:
     if args.method != "mle":
         print("note: human-calibration runs the frequentist twin (GACV and the joint sandwich); "
               f"--method {args.method} is not offered for it", file=sys.stderr)
-    if args.information not in ("expected", "cluster", "sandwich"):
-        raise _UsageError("human-calibration: --information must be cluster (default) or "
-                          "sandwich", prog)
-    information = "cluster" if args.information in ("expected", "cluster") else "sandwich"
-    if args.information == "expected":
-        print("note: human-calibration has no expected-information covariance at a finite λ; "
-              "the joint sandwich with the cell-clustered LLM part is used (--information "
-              "sandwich for independent verdicts)", file=sys.stderr)
     frame = _read_table(args.file)
     human_frame = _read_table(args.human)
     columns = _given(args, ("item_a", "item_b", "outcome", "judge", "order", "count"))
@@ -766,15 +760,23 @@ def _fit_human_calibration(args: argparse.Namespace) -> int:
                    ("item_a", "item_b", "outcome", "count"))
     llm = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
     hjudge = columns.get("judge", "judge")
-    human = Comparisons.from_frame(human_frame, **human_cols, order=None,
-                                   judge=hjudge if hjudge in human_frame else None,
+    if hjudge not in human_frame:  # one human judge, named so
+        human_frame = human_frame.assign(**{hjudge: "human"})
+    human = Comparisons.from_frame(human_frame, **human_cols, order=None, judge=hjudge,
                                    fractional=args.fractional)
+    shared = sorted(set(human.judges) & set(llm.judges))
+    if shared:
+        raise _UsageError(f"human-calibration: judge label(s) {shared} appear in both {args.file} "
+                          f"and {args.human}; the human judges must have their own labels", prog)
+    # one data set, the human judge(s) marked: DIAL's human is a judge like any other
+    data = Comparisons.concat([llm, human], humans=list(human.judges))
     rank = 1 if args.rank is None else args.rank
+    cov = {"information": args.information, "cluster": args.cluster}
     if args.llm_weight == "gacv":
-        table, est = hc.gacv(llm, human, rank=rank, space=args.space, information=information)
+        table, est = hc.gacv(data, rank=rank, space=args.space, **cov)
     else:
-        table, est = None, hc.fit(llm, human, rank=rank, space=args.space,
-                                  llm_weight=args.llm_weight, information=information)
+        table, est = None, hc.fit(data, rank=rank, space=args.space,
+                                  llm_weight=args.llm_weight, **cov)
     pd.set_option("display.width", 200)
     if table is not None:
         print(f"GACV over λ (n_l = {llm.n_rows:g}, n_h = {human.n_rows:g}; λ = n_l/n_h is the "

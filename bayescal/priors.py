@@ -1,7 +1,8 @@
 """The one check of prior scales, shared by every model's ``Priors`` and every twin's penalty.
 
 A prior standard deviation is a finite positive number, or ``None`` for a flat prior (improper:
-fine for a MAP, which then equals the MLE; refused where a posterior needs it proper).
+fine for a MAP, which then equals the MLE; refused where a posterior needs it proper). A Beta
+prior is a pair (a, b) of finite positive numbers (Beta(1, 1) is the flat prior on (0, 1)).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["check_prior_sd"]
+__all__ = ["check_beta_prior", "check_prior_sd"]
 
 
 def check_prior_sd(name: str, sd: object) -> None:
@@ -22,3 +23,17 @@ def check_prior_sd(name: str, sd: object) -> None:
             f"{name} must be a finite positive number (a prior standard deviation) or None "
             f"for a flat prior, got {sd!r}"
         )
+
+
+def check_beta_prior(name: str, ab: object) -> None:
+    """Raise ValueError unless ``ab`` is a Beta (a, b) pair of finite positive numbers."""
+    try:
+        a, b = ab  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a Beta (a, b) pair, got {ab!r}") from None
+    for value in (a, b):
+        if (not isinstance(value, numbers.Real) or isinstance(value, bool)
+                or not math.isfinite(float(value)) or float(value) <= 0):
+            raise ValueError(
+                f"{name} must be a Beta (a, b) pair of finite positive numbers, got {ab!r}"
+            )

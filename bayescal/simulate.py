@@ -239,11 +239,11 @@ def misclassification(
     return labels, truth
 
 
-# ---------------------------------------------------------------- DIAL order effects (seed 000)
+# ---------------------------------------------------------------- DIAL order effects
 def order_effect_truth(
     n_items: int, n_judges: int, *, rank: int = 1, random_seed: int | None = None
 ) -> xr.Dataset:
-    r"""Draw DIAL's synthetic truth (SPEC §1.14 steps 1, 2 and 4): scores S and order effects b.
+    r"""Draw DIAL's synthetic truth (Section 6.1 steps 1, 2, 4): scores S and order effects b.
 
     :math:`\mu \sim N(0, I_N)` centred and scaled to :math:`\|\mu\|^2 = N`;
     :math:`\gamma_k = 1 + 0.3\xi_k` rescaled to :math:`\sum\gamma = K`; V Gaussian, projected
@@ -269,7 +269,7 @@ def order_effect_btl(
     pair_sd: float = 0.0,
     random_seed: int | None = None,
 ) -> Comparisons:
-    r"""Simulate DIAL's LLM comparisons (SPEC §1.14 step 5) under model (1).
+    r"""Simulate DIAL's LLM comparisons (its Section 6.1 step 5) under model (1).
 
     Each verdict: judge k uniform, pair (i < j) uniform over the N(N-1)/2 pairs, the canonical
     item i displayed first (a = +1) with probability ``p_first`` (DIAL: 0.75), else a = -1;
@@ -312,7 +312,7 @@ def order_effect_btl(
     )
 
 
-# ---------------------------------------------------------------------------- DIAL (seed 000)
+# ---------------------------------------------------------------------------- DIAL low-rank judges
 __all__ += ["low_rank_judges", "low_rank_judges_truth"]
 
 
@@ -323,7 +323,7 @@ def low_rank_judges_truth(
     *,
     random_seed: int = 0,
 ) -> xr.Dataset:
-    """Draw DIAL's synthetic truth (SPEC §1.14, config ``main10`` by default).
+    """Draw DIAL's synthetic truth (DIAL 2026, Section 6.1; its ``main10`` design by default).
 
     With seed s: μ ~ N(0, I) centred and scaled to ‖μ‖² = N; γ_k = 1 + 0.3 ξ_k rescaled to
     Σγ = K; V Gaussian, projected off span{1, μ}, orthonormalised, × √N; U Gaussian,
@@ -383,7 +383,7 @@ def low_rank_judges(
     both_orders: bool = False,
     random_seed: int = 3,
 ) -> Comparisons:
-    """Simulate DIAL's LLM verdicts (SPEC §1.14, step 5; model (1)).
+    """Simulate DIAL's LLM verdicts (DIAL 2026, Section 6.1 step 5; model (1)).
 
     Each verdict draws a judge k and a pair i < j uniformly; the canonical item i is displayed
     first (a = +1) with probability ``first_prob`` (0.75 in the paper), else a = −1; and
@@ -424,11 +424,15 @@ def low_rank_judges(
         a = np.tile([1, -1], K * len(ii))
         eta = S[k, ii[pair]] - S[k, jj[pair]] + a * b[k] + eps[k, pair]
         wins = rng.binomial(count, 1.0 / (1.0 + np.exp(-eta))).astype(np.float64)
-        keep = count > 0
+        # each cell as two rows of whole verdicts: its wins (outcome 1) and its losses (0)
+        n_won = np.r_[wins, count - wins]
+        keep = n_won > 0
+        two = np.r_[np.arange(n_cells), np.arange(n_cells)][keep]
         return Comparisons.from_codes(
             [str(v) for v in truth["item"].values], [str(v) for v in truth["judge"].values],
-            judge=k[keep], item_a=ii[pair][keep], item_b=jj[pair][keep],
-            outcome=wins[keep] / count[keep], order=a[keep], count=count[keep])
+            judge=k[two], item_a=ii[pair][two], item_b=jj[pair][two],
+            outcome=np.r_[np.ones(n_cells), np.zeros(n_cells)][keep], order=a[two],
+            count=n_won[keep])
     k = rng.integers(0, K, n_comparisons)
     pair = rng.integers(0, len(ii), n_comparisons)
     a = np.where(rng.random(n_comparisons) < first_prob, 1, -1)

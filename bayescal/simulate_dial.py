@@ -1,9 +1,10 @@
-"""DIAL synthetic data (seed 000 §6.1; SPEC §1.14): truth, LLM verdicts and human comparisons.
+"""DIAL synthetic data (DIAL 2026, Section 6.1): truth, LLM verdicts and human comparisons.
 
 Steps 1–5 are :func:`bayescal.simulate.low_rank_judges_truth` and
 :func:`bayescal.simulate.low_rank_judges` (same seeds, same arrays); this module adds the human
 target s_h and the human comparisons (step 6) and keeps the dict form the calibration's tests,
-validation and bench use.
+validation and bench use. The twins and models take one data set with the humans marked:
+``Comparisons.concat([llm(...), human(...)])`` (``human`` marks its judge ``"human"``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ __all__ = ["human", "llm", "truth"]
 
 def truth(n_items: int = 10, n_judges: int = 4, rank: int = 1, *, random_seed: int = 0,
           misspecified: float = 0.0) -> dict[str, NDArray[np.float64]]:
-    """Parameters of SPEC §1.14 steps 1–4 (seeds s, s + 1, s + 2).
+    """Parameters of DIAL's synthetic design, steps 1–4 (seeds s, s + 1, s + 2).
 
     μ ~ N(0, I) centred, ‖μ‖² = N; γ_k = 1 + 0.3ξ_k rescaled to Σγ = K; V Gaussian projected off
     span{1, μ}, orthonormalised, × √N; U Gaussian column-centred; first non-zero entry of each

@@ -1,14 +1,15 @@
 """Benchmark of DIAL's GACV path (human calibration twin) at the paper's real-data scale.
 
-N = 20 models, K = 21 judges, r = 1, 410,000 LLM verdicts (SPEC §1.14 design: canonical item
-first with probability 0.75) and 3,200 human comparisons, fixed seeds. Times (best of
+N = 20 models, K = 21 judges, r = 1, 410,000 LLM verdicts (DIAL's Section 6.1 design: canonical
+item first with probability 0.75) and 3,200 human comparisons, fixed seeds. Times (best of
 ``--repeat``):
 
 * the full GACV path (9 candidates: ∞, 7 finite, 0) from aggregated cells
-  (:func:`bayescal.frequentist.human_calibration.gacv` on ``Comparisons``), per space;
+  (:func:`bayescal.frequentist.human_calibration.gacv` on one ``Comparisons`` with the human
+  judge marked), per space;
 * the same from the raw frames (``Comparisons.from_frame`` of 410,000 + 3,200 rows included);
 * ``--loo``: exact leave-one-human-comparison-out refits over the same 9 candidates
-  (:func:`bayescal.frequentist.gacv.exact_loo`), the slow cross-check, and the largest
+  (:func:`bayescal.frequentist.human_calibration.exact_loo`), the slow cross-check, and the largest
   |GACV − LOO| gap.
 
 Targets (issue 9): path ≤ 0.5 s from cells, ≤ 1.5 s from the raw frame.
@@ -32,7 +33,6 @@ import pandas as pd
 
 from bayescal import simulate_dial as sd
 from bayescal.data import Comparisons
-from bayescal.frequentist import gacv as gv
 from bayescal.frequentist import human_calibration as hc
 
 
@@ -76,7 +76,10 @@ def main() -> None:
     par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]
     llm = sd.llm(par, n_l, random_seed=3)
     human = sd.human(par, n_h, random_seed=4)
+    data = Comparisons.concat([llm, human], humans=["human"])
     llm_frame, human_frame = _frame(llm, False), _frame(human, True)
+    human_frame["order"] = 1  # one frame for both samples; the humans' order is pooled away
+    raw_frame = pd.concat([llm_frame, human_frame], ignore_index=True)
     print(f"N = {N}, K = {K}, r = 1, n_l = {n_l:,} ({llm.n_cells} cells), n_h = {n_h:,} "
           f"({human.n_cells} cells)")
     try:
@@ -86,12 +89,11 @@ def main() -> None:
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
         pass
     for space in ("consensus", "full"):
-        t_cells, (table, est) = _best(lambda s=space: hc.gacv(llm, human, space=s), args.repeat)
+        t_cells, (table, est) = _best(lambda s=space: hc.gacv(data, space=s), args.repeat)
         c_cells = _best.cpu
+
         def from_raw(s=space):
-            a = Comparisons.from_frame(llm_frame)
-            b = Comparisons.from_frame(human_frame)
-            return hc.gacv(a, b, space=s)
+            return hc.gacv(Comparisons.from_frame(raw_frame, humans=["human"]), space=s)
 
         t_raw, _ = _best(from_raw, args.repeat)
         c_raw = _best.cpu
@@ -104,7 +106,7 @@ def main() -> None:
               f"(target ≤ 1.5 s; ratio {t_raw / 1.5:.2f})")
         if args.loo:
             t0 = time.perf_counter()
-            loo = gv.exact_loo(llm, human, space=space)
+            loo = hc.exact_loo(data, space=space)
             t_loo = time.perf_counter() - t0
             print(f"exact LOO, 9 candidates: {t_loo:.1f} s ({int(loo['refits'].sum())} refits), "
                   f"{t_loo / t_cells:.0f}x the GACV path; max |GACV − LOO| = "

@@ -190,7 +190,7 @@ def _map_phase(size: dict[str, int], seed: int, flat: bool) -> dict[str, Any]:
     rss0 = _rss_self()
 
     def run():
-        return bc.fit(jd.build(data, priors), "map")
+        return bc.fit(jd.build(data, priors=priors), "map")
 
     first, second, mode = _timed(run, repeat=2)
     post = mode["posterior"].to_dataset()

@@ -1,13 +1,14 @@
 """Benchmark of DIAL's low-rank judge model at the paper's real-data scale.
 
-DIAL (seed 000) collects 410,000 verdicts from K = 21 LLM judges on N = 20 Chatbot Arena models,
+DIAL (2026) collects 410,000 verdicts from K = 21 LLM judges on N = 20 Chatbot Arena models,
 every pair queried in both display orders, and fits r = 1 (and r = 2). This script simulates data
 of that size with :func:`bayescal.simulate.low_rank_judges` (both orders, equal cell counts, the
-§1.14 truth generator at N = 20, K = 21) and measures, for each r:
+truth generator of DIAL's Section 6.1 at N = 20, K = 21) and measures, for each r:
 
 * the frequentist twin's LLM-only MLE from the aggregated cells (7,980 cells): the point fit
   (``Estimate.info["seconds_point"]``: start, alternating scoring, L-BFGS polish) and the whole
-  ``fit`` call including Wald intervals (observed information); median of ``--repeats`` calls,
+  ``fit`` call including Wald intervals (``information="observed"``); median of ``--repeats``
+  calls,
   single-threaded BLAS;
 * NUTS (4 chains x 1000 draws after 1000 tuning, nutpie by default) on
   :func:`bayescal.models.low_rank_judges.build`, including compilation, with the largest R-hat,
@@ -60,7 +61,7 @@ def bench_twin(data, rank: int, repeats: int) -> dict[str, float]:
     est = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        est = twin.fit(data, rank)
+        est = twin.fit(data, rank=rank, information="observed")
         total.append(time.perf_counter() - t0)
         point.append(est.info["seconds_point"])
         cpu.append(est.info["cpu_seconds_point"])

@@ -57,8 +57,9 @@ def main() -> None:
         ("identify.order_effect (O(N+m) per judge)", lambda: identify.order_effect(data)),
         ("identify.order_effect_rank (dense rank)", lambda: identify.order_effect_rank(data)),
         ("identify.order_separation (LP per judge)", lambda: identify.order_separation(data)),
-        *[(f"fit, information={info!r}", lambda info=info: oef.fit(data, information=info))
-          for info in ("expected", "sandwich", "cluster")],
+        *[(f"fit, information={info!r}{', cluster=' + repr(key) if key else ''}",
+           lambda info=info, key=key: oef.fit(data, information=info, cluster=key))
+          for info, key in (("expected", None), ("sandwich", None), ("cluster", "judge_pair"))],
     ]:
         seconds, _ = _best(fn, args.repeat)
         rows.append((name, seconds))
@@ -70,7 +71,7 @@ def main() -> None:
         from bayescal.models import order_effect_btl as oe
 
         t0 = time.perf_counter()
-        mode = bc.fit(oe.build(data, oe.Priors.flat()), "map")
+        mode = bc.fit(oe.build(data, priors=oe.Priors.flat()), "map")
         rows.append(("PyMC MAP, flat priors (build + compile + optimise)",
                      time.perf_counter() - t0))
         gap = np.abs(mode["posterior"]["order_effect"].values[0, 0]

@@ -1,4 +1,4 @@
-"""Seed 003 performance: the whole protocol on llm-rubric, and SQM's per-anchor cost.
+"""Performance of the Subasic et al. (2026) protocol on llm-rubric, and SQM's per-anchor cost.
 
 1. Protocol: every method of Table 3 that bayescal implements, in its paper mode, on llm-rubric's
    real part (8 questions, one group each), 1 %-checkpoints, data-limited full-batch fits, all

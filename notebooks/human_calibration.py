@@ -15,7 +15,7 @@
 # # Calibrating five LLM reviewers to human preferences on PRD Vicuna80 (DIAL)
 #
 # The model is specified in the card [`models/human_calibration.md`](../models/human_calibration.md)
-# (seed 000, DIAL (11)/(12)): the human scores live in the judges' calibration space,
+# (DIAL 2026, estimators (11)/(12)): the human scores live in the judges' calibration space,
 # $s_h = M_\theta c$, and the weight $\lambda$ on the average LLM log-likelihood moves the fit
 # from human-only ($\lambda = 0$) to anchored on the judges ($\lambda = \infty$). GACV picks
 # $\lambda$.
@@ -23,7 +23,9 @@
 # Data: PRD Vicuna80 (Li, Patel and Du 2023): five LLM reviewers judge every ordered pair of five
 # chat models (both display orders); human votes on the same pairs serve as the human side.
 # We use a random half of the human votes as a small calibration budget and the other half as a
-# held-out test of the human ranking. The notebook only calls the library.
+# held-out test of the human ranking. The human rater is a judge like any other: one data set
+# holds the LLM reviewers and the human votes, with the human judge marked. The notebook only
+# calls the library.
 
 # %%
 import os
@@ -37,7 +39,6 @@ import pandas as pd
 
 import bayescal as bc
 from bayescal.frequentist import dial_baselines as db
-from bayescal.frequentist import gacv as gv
 from bayescal.frequentist import human_calibration as hc
 
 RANDOM_SEED = int(os.environ.get("BAYESCAL_NB_SEED", 2026))
@@ -62,10 +63,18 @@ perm = rng.permutation(len(human_frame))
 calib = human_frame.iloc[perm[:N_HUMAN]]
 test = human_frame.iloc[perm[len(perm) // 2:]]
 llm = bc.Comparisons.from_frame(llm_frame[["item_a", "item_b", "outcome", "judge", "order"]])
-human = bc.Comparisons.from_frame(calib[["item_a", "item_b", "outcome"]], judge=None, order=None)
-held = bc.Comparisons.from_frame(test[["item_a", "item_b", "outcome"]], judge=None, order=None)
-print(llm)
-print(f"human calibration votes: {human.n_rows:g}; held-out votes: {held.n_rows:g}")
+
+
+def humans(frame):
+    """Human votes as the judge "human" (their display order is not used)."""
+    return bc.Comparisons.from_frame(frame[["item_a", "item_b", "outcome", "judge"]],
+                                     order=None, humans=["human"])
+
+
+data = bc.Comparisons.concat([llm, humans(calib)])  # the calibration data set
+held_out = bc.Comparisons.concat([llm, humans(test)])
+print(data)
+print(f"human calibration votes: {calib.shape[0]}; held-out votes: {test.shape[0]}")
 
 # %% [markdown]
 # ## GACV over λ, beside exact leave-one-human-comparison-out
@@ -74,11 +83,14 @@ print(f"human calibration votes: {human.n_rows:g}; held-out votes: {held.n_rows:
 # LOO refits are the slow cross-check: GACV tracks them to $O(n_h^{-2})$.
 
 # %%
-table, est = hc.gacv(llm, human, rank=1)
-loo = gv.exact_loo(llm, human, rank=1)
+table, est = hc.gacv(data, rank=1)
+loo = hc.exact_loo(data, rank=1)
 table["exact_loo"] = loo["loo"].to_numpy()
-print(table.drop(columns="seconds").to_string(index=False, float_format=lambda v: f"{v:.5f}"))
-print(f"\nselected λ = {est.info['llm_weight']:g} (λ₀ = n_l/n_h = {llm.n_rows / human.n_rows:g})")
+print(table.drop(columns=["seconds", "reason_code"]).to_string(
+    index=False, float_format=lambda v: f"{v:.5f}"))
+print(f"\nselected λ = {est.info['llm_weight']:g} (λ₀ = n_l/n_h = "
+      f"{llm.n_rows / calib.shape[0]:g}); intervals: {est.info['intervals']} "
+      f"(information='auto' chose {est.info['information']!r}: {est.info['information_reason']})")
 
 # %%
 finite = table[np.isfinite(table["llm_weight"]) & (table["llm_weight"] > 0)]
@@ -102,13 +114,23 @@ fig.savefig(OUT / "gacv_curve.png", dpi=120)
 # %% [markdown]
 # ## Calibrated leaderboard beside Human-only and Pooled
 #
-# Intervals: the joint cell-clustered sandwich at the selected λ (SPEC §1.8; at λ = ∞ the
-# fixed-M Fisher part plus the LLM estimation error of M), the human Fisher intervals for the
-# human-only fit. Kendall τ is against the human ranking of the held-out votes.
+# Intervals: those of `information="auto"` above, at the selected λ (at λ = ∞ the fixed-M
+# calibration plus the LLM estimation error of M). DIAL's own intervals are cell-clustered by
+# (judge, pair) (`information="cluster", cluster="judge_pair"`), but with five models each
+# reviewer has only 10 pairs: the library warns that so few clusters make cluster-robust
+# standard errors too small (shown below). Kendall τ is against the human ranking of the
+# held-out votes.
 
 # %%
-scores, info, ests = db.baselines(llm, human, rank=1)
-target = hc.fit(llm, held, llm_weight=0).params["human_ability"].values
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    hc.fit(data, rank=1, llm_weight=est.info["llm_weight"], information="cluster",
+           cluster="judge_pair")
+print("\n".join(str(w.message) for w in caught if "few clusters" in str(w.message)))
+
+# %%
+scores, info, ests = db.baselines(data, rank=1)
+target = hc.fit(held_out, llm_weight=0).params["human_ability"].values
 
 
 def kendall(s, t):
@@ -150,7 +172,7 @@ print(bc.contrasts(est, parameter="human_ability").round(3)
 # %% [markdown]
 # ## The posterior side by side (power posterior at the GACV λ)
 #
-# The generalised posterior $\pi \cdot L_h \cdot L_l^{w}$ with $w = \lambda n_h/n_l$ (SPEC §1.16);
+# The generalised posterior $\pi \cdot L_h \cdot L_l^{w}$ with $w = \lambda n_h/n_l$;
 # at λ = ∞ the cut posterior (LLM-only posterior, then the calibration per draw).
 
 # %%
@@ -160,13 +182,13 @@ lam = est.info["llm_weight"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     if lam == np.inf:
-        model = hm.build(llm, None, rank=1)
+        model = hm.llm_stage(data, rank=1)
         first = bc.fit(model, "nuts", draws=DRAWS, tune=TUNE,
                        chains=CHAINS, random_seed=RANDOM_SEED, nuts_sampler="pymc",
                        log_likelihood=False, check=False, initvals=hm.initvals(model))
-        post = hm.cut_posterior(llm, human, first, rank=1)
+        post = hm.cut_posterior(data, first, rank=1)
     else:
-        model = hm.build(llm, human, rank=1, llm_weight=lam)
+        model = hm.build(data, rank=1, llm_weight=lam)
         post = bc.fit(model, "nuts", draws=DRAWS,
                       tune=TUNE, chains=CHAINS, random_seed=RANDOM_SEED, nuts_sampler="pymc",
                       check=False, initvals=hm.initvals(model))

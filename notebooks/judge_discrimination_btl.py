@@ -15,8 +15,8 @@
 # # Judge-discrimination BTL on Chatbot Arena: the human crowd as a fourth judge
 #
 # The model and its twin are specified in the card
-# [`models/judge_discrimination_btl.md`](../models/judge_discrimination_btl.md) (seed 002, Xu et al.
-# 2026): judge $k$ prefers model $i$ over model $j$ with probability
+# [`models/judge_discrimination_btl.md`](../models/judge_discrimination_btl.md) (Xu, Tan, Wu,
+# Zhou 2026, arXiv:2601.21817): judge $k$ prefers model $i$ over model $j$ with probability
 # $\sigma(\gamma_k(s_i - s_j))$, with $\sum_i s_i = 0$ and $\sum_k \log\gamma_k = 0$.
 #
 # Data: 26,919 Chatbot Arena battles between 20 chat models. Every battle carries the crowd
@@ -102,12 +102,14 @@ assert ident.connected and ident.mle_exists
 #
 # `jd_f.fit` maximises the likelihood in free zero-sum coordinates with a Newton-type optimizer
 # (`mle.info` names it and reports the final gradient).
-# The default covariance is the inverse **expected** information, the paper's convention.
+# The covariance asked for here is the inverse **expected** information, the paper's convention.
+# The twin's default, `information="auto"`, would pick the sandwich on these verdicts, because
+# they hold ties (and the cluster-robust sandwich for data built with a battle key).
 # Discrimination intervals are formed on the log scale (`interval = "wald-log"`), so they stay
 # positive; `jd_f.fit(data, scale="natural")` gives the paper's symmetric interval.
 
 # %%
-mle = jd_f.fit(data)
+mle = jd_f.fit(data, information="expected")
 print(mle.info)
 mle.summary(PROB).loc[lambda t: t["parameter"] == "discrimination"]
 
@@ -149,8 +151,8 @@ assert abs(se.loc["discrimination[gpt35_turbo]", "sandwich/expected"] - 1) < 0.0
 print(jd.Priors())
 model = jd.build(data)
 mode = bc.fit(model, method="map")
-mode_flat = bc.fit(jd.build(data, jd.Priors.flat()), method="map")
-penalized = jd_f.fit(data, penalty=jd.Priors())
+mode_flat = bc.fit(jd.build(data, priors=jd.Priors.flat()), method="map")
+penalized = jd_f.fit(data, penalty=jd.Priors(), information="expected")
 
 terms = list(mle.terms)
 est = {
@@ -359,7 +361,8 @@ board.head(8)
 # %% [markdown]
 # ## What changes when judges are pooled
 #
-# The unweighted BTL (`discrimination=False`) gives every judge $\gamma \equiv 1$ (seed 002 §3.4).
+# The unweighted BTL (`discrimination=False`) gives every judge $\gamma \equiv 1$ (the paper's
+# baseline, §4.2).
 # Below: ranks (by posterior mean) and 95% posterior interval widths under both models. The two
 # fits normalise the scale differently (the unweighted abilities live on a $\gamma$-averaged
 # scale), so widths are also shown relative to the spread (standard deviation) of each fit's
@@ -388,7 +391,7 @@ ranks["width ratio pooled/aware"] = width_pooled / width_aware
 ranks["relative width ratio"] = (width_pooled / pooled["estimate"].std()) / (
     width_aware / ability["nuts_estimate"].std()
 )
-mle_pooled = jd_f.fit(data, discrimination=False).summary(PROB)
+mle_pooled = jd_f.fit(data, discrimination=False, information="expected").summary(PROB)
 mle_pooled.index = mle_pooled.index.str.slice(len("ability["), -1)
 mle_pooled = mle_pooled.loc[ability.index]
 ranks["relative Wald width ratio"] = (mle_pooled["se"] / mle_pooled["estimate"].std()) / (
@@ -408,7 +411,7 @@ print(ranks[ratio_columns].agg(["min", "median", "max"]).round(3).to_string())
 # %% [markdown]
 # Pooling moves only a few models, and only between near neighbours. Its intervals are wider in the
 # median even after the change of scale is taken out (not for every model: compare the top of the
-# board), which is the direction seed 002 reports: weighting by discrimination extracts more
+# board), which is the direction the paper reports: weighting by discrimination extracts more
 # information per verdict.
 
 # %%
@@ -445,8 +448,8 @@ assert rho.min() > 0.9
 # %% [markdown]
 # How to read this: the printed size of one neighbour swap shows that the correlations above
 # differ by a few neighbour swaps at most. On these data, down-weighting GPT-3.5-Turbo does not
-# bring the LLM leaderboard closer to the crowd's (the cell below checks it): the gain that seed 002
-# reports on Chatbot Arena (§5.5, with a larger judge panel) is not reproduced with this
+# bring the LLM leaderboard closer to the crowd's (the cell below checks it): the gain that the
+# paper reports on Chatbot Arena (§5.5, with a larger judge panel) is not reproduced with this
 # three-judge panel. Whether a position-aware model changes that is a question for the
 # order-effect model.
 

@@ -15,10 +15,11 @@
 # # Low-rank judges on PRD Vicuna80: consensus, loadings, disagreement, order effects
 #
 # The model is specified in the card [`models/low_rank_judges.md`](../models/low_rank_judges.md)
-# (DIAL, seed 000, model (1) under Condition 3): judge $k$ prefers item $i$ over item $j$, with
-# $i$ shown in position $a$ (+1 first, −1 second), with probability
-# $\sigma(S_{ki} - S_{kj} + a\,b_k)$, where $S = \gamma\mu^\top + UV^\top$: a consensus direction
-# $\mu$ over the items, each judge's loading $\gamma_k$ on it, and $r$ disagreement directions.
+# (DIAL 2026, model (1) under Condition 3 of Yu et al. 2026, arXiv:2605.05073): judge $k$
+# prefers item $i$ over item $j$, with $i$ shown in position $a$ (+1 first, −1 second), with
+# probability $\sigma(S_{ki} - S_{kj} + a\,b_k)$, where $S = \gamma\mu^\top + UV^\top$: a
+# consensus direction $\mu$ over the items, each judge's loading $\gamma_k$ on it, and $r$
+# disagreement directions.
 #
 # Data: PRD Vicuna80 (Li, Patel & Du 2023; MIT): five LLM reviewers (bard, claude, gpt35, gpt4,
 # vicuna-13b) judge answers of the same five models to 80 questions, every pair in **both**
@@ -31,6 +32,7 @@
 import os
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -72,14 +74,22 @@ print(decided.groupby("judge")["first"].mean().rename("first-shown win rate").to
 # ## LLM-only MLE (the frequentist twin)
 #
 # The fit runs the alternating scoring and the L-BFGS polish, then canonicalises with DIAL's
-# closed forms. Wald intervals come from the observed information with the rotations of the
-# factors removed; `information="cluster"` gives the cell-clustered sandwich (clusters = judge
-# × unordered pair, both orders pooled).
+# closed forms. Wald intervals come from the covariance kind `information=` names, with the
+# rotations of the factors removed; the default `"auto"` sees the ties in these verdicts (a tie
+# is half a win each way, a quasi-likelihood) and takes the per-verdict sandwich.
+# `information="cluster", cluster="judge_pair"` gives DIAL's cell-clustered sandwich (clusters =
+# judge × unordered pair, both orders pooled) — with five models that is 10 clusters per
+# reviewer for its 3 own parameters, and the library warns that such cluster-robust standard
+# errors run small.
 
 # %%
-mle = lr_f.fit(data, RANK)
-mle_cluster = lr_f.fit(data, RANK, information="cluster")
-print(f"converged: {mle.info['converged']}, max |gradient| {mle.info['max_abs_gradient']:.2g}, "
+mle = lr_f.fit(data, rank=RANK)
+print(f"information: {mle.info['information']} ({mle.info['information_reason']})")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    mle_cluster = lr_f.fit(data, rank=RANK, information="cluster", cluster="judge_pair")
+print("\n".join(str(w.message) for w in caught))
+print(f"converged: {mle.converged}, max |gradient| {mle.info['max_abs_gradient']:.2g}, "
       f"point fit {mle.info['seconds_point']:.2f} s")
 print("singular value of UVᵀ:", np.round(mle.info["singular_values"], 3))
 print("notes:", mle.info["notes"])

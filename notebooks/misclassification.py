@@ -12,17 +12,18 @@
 # ---
 
 # %% [markdown]
-# # Noisy LLM-judge means: seed 001's estimators beside the Bayesian misclassification model
+# # Noisy LLM-judge means: Chen et al.'s estimators beside the Bayesian misclassification model
 #
 # The estimators and the model are specified in the card
-# [`models/misclassification.md`](../models/misclassification.md) (seed 001, Chen et al. 2026).
+# [`models/misclassification.md`](../models/misclassification.md) (Chen et al. 2026,
+# arXiv:2601.05420).
 # A human label $Y \sim \mathrm{Bern}(\theta)$ is seen on a small calibration set; an LLM judge's
 # label $\hat Y$, with specificity $q_0 = P(\hat Y = 0 \mid Y = 0)$ and sensitivity
 # $q_1 = P(\hat Y = 1 \mid Y = 1)$, is seen on every item. The target is the prevalence $\theta$.
 #
 # Three parts:
 #
-# 1. **Seed 001's own Arena files**: the published vignette's split and a fresh seeded 10% split;
+# 1. **The paper's own Arena files**: the published vignette's split and a fresh seeded 10% split;
 #    every frequentist interval beside the posterior, against the all-human truth.
 # 2. **Coverage against width** in the paper's simulation design (`bc.simulate.misclassification`).
 # 3. **Several judges at once** on TriviaQA: the multi-judge model (judges conditionally
@@ -48,7 +49,7 @@ import bayescal as bc
 from bayescal.diagnostics import DiagnosticWarning
 from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import judge_mean as jm
-from bayescal.frequentist import judge_mean_theory as theory
+from bayescal.frequentist.judge_mean import theory
 from bayescal.frequentist import misclassification as mf
 from bayescal.identify import IdentificationError
 from bayescal.models import misclassification as mm
@@ -61,8 +62,8 @@ CHAINS = int(os.environ.get("BAYESCAL_NB_CHAINS", 4))
 REPS = int(os.environ.get("BAYESCAL_NB_REPS", 200))  # simulation replicates per design cell
 # PyMC's own NUTS: these models are tiny, and nutpie would recompile on every call.
 NUTS_SAMPLER = os.environ.get("BAYESCAL_NB_SAMPLER", "pymc")
-PROB = 0.90  # seed 001 reports 90% intervals
-LABELLED = 0.10  # seed 001's real-data labelling budget
+PROB = 0.90  # the paper reports 90% intervals
+LABELLED = 0.10  # the paper's real-data labelling budget
 OUT = Path(os.environ.get("NOTEBOOK_OUT") or tempfile.mkdtemp(prefix="bayescal-notebook-"))
 OUT.mkdir(parents=True, exist_ok=True)
 
@@ -140,8 +141,8 @@ print(judge_quality(arena, "human", ARENA_JUDGES).round(3).to_string())
 #
 # ### 1a. The vignette's split
 #
-# The package's real-data vignette (notes D1.2) draws its 10% split with R's `set.seed(2026)`,
-# which numpy cannot replay. Every seed-001 estimator depends on the split only through six counts
+# The R package's real-data vignette draws its 10% split with R's `set.seed(2026)`,
+# which numpy cannot replay. Every estimator of the paper depends on the split only through six counts
 # (calibration $N_{ab} = \#\{Y=a, \hat Y=b\}$, test $T_b$), so any split with the published counts
 # gives the published numbers. Those counts identify the judge file: they need 44 judge picks of
 # Claude in total, which only the GPT-4o-mini file has (the data folder's PROVENANCE.md names the
@@ -165,7 +166,7 @@ assert {k: int(v) for k, v in counts.items()} == VIGNETTE
 print(vignette)
 
 # %% [markdown]
-# `judge_mean.estimate` runs every seed-001 estimator with its default convention and reports a
+# `judge_mean.estimate` runs every estimator of the paper with its default convention and reports a
 # method that is undefined on the data in `note` instead of failing.
 
 # %%
@@ -196,7 +197,7 @@ METHOD_ORDER = ["naive", "Rogan-Gladen, raw", "Rogan-Gladen, smoothed", "PPI", "
 
 
 def frequentist_fits(labels, judge=None):
-    """Every seed-001 estimate of the prevalence for one judge: Estimates, and why-not notes."""
+    """Every estimate of the paper of the prevalence for one judge: Estimates, and why-not notes."""
     calls = {
         "naive": lambda: jm.naive(labels, judge),
         "Rogan-Gladen, raw": lambda: jm.rogan_gladen(labels, judge),
@@ -241,7 +242,7 @@ table_vignette = interval_rows(fits_vignette, notes_vignette, TRUTH_ARENA)
 print(table_vignette.drop(columns="note").to_string())
 
 # %% [markdown]
-# These are the published vignette numbers (notes D1.2, 90%): PPI 0.161 [0.059, 0.371],
+# These are the published vignette numbers (90%): PPI 0.161 [0.059, 0.371],
 # PPI++ 0.145 [0.065, 0.292], EIF 0.145 [0.066, 0.291] (the R package's test-set $\hat p$),
 # MLE 0.145 [0.066, 0.291], Rogan–Gladen 0.062 [0.000, 1.000] (smoothed). The cell checks them.
 
@@ -328,7 +329,7 @@ if kappa_cal < 0:
 print(mm.Priors())
 model_vignette = mm.build(vignette)
 map_vignette = bc.fit(model_vignette, method="map")
-map_vignette_flat = bc.fit(mm.build(vignette, mm.Priors.flat()), method="map")
+map_vignette_flat = bc.fit(mm.build(vignette, priors=mm.Priors.flat()), method="map")
 
 
 def largest_gap(mode, twin):
@@ -489,7 +490,7 @@ for ax, (title, table) in zip(axes, panels.items(), strict=True):
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(title, fontsize=11)
     ax.set_xlabel(f"prevalence: P(human prefers Claude), {PROB:.0%} intervals")
-fig.suptitle("Claude-Opus-4 vs Gemini-2.5-Pro, 10% human labels: every seed-001 interval and "
+fig.suptitle("Claude-Opus-4 vs Gemini-2.5-Pro, 10% human labels: every interval of the paper and "
              "the posterior", fontsize=12)
 forest_path = OUT / "misclassification_arena_forest.png"
 fig.savefig(forest_path, dpi=110)
@@ -499,7 +500,7 @@ assert forest_path.stat().st_size > 10_000
 # %% [markdown]
 # ## 2. Coverage against width, in the paper's design
 #
-# `bc.simulate.misclassification` draws seed 001's design (§5.2): $N = 2000$ items,
+# `bc.simulate.misclassification` draws the paper's design (its §5.2): $N = 2000$ items,
 # $Y \sim \mathrm{Bern}(\theta)$, one judge with $q_0 = q_1 = q$, each item labelled with
 # probability 10%. A few $(\theta, q)$ cells of the paper's grid, `REPS` replicates each.
 #
@@ -564,8 +565,8 @@ assert route_gap < 1e-6
 print(coverage.round(3).to_string(index=False))
 
 # %% [markdown]
-# The asymptotic widths are $2 z \sqrt{V/N}$ from the closed forms of seed 001
-# (`judge_mean_theory`; PPI++ and the EIF at the optimal weight share $V_{EIF} = V_{MLE}$). They
+# The asymptotic widths are $2 z \sqrt{V/N}$ from the paper's closed forms
+# (`judge_mean.theory`; PPI++ and the EIF at the optimal weight share $V_{EIF} = V_{MLE}$). They
 # are Wald widths on the natural scale, and the simulated logit-scale widths match them closely,
 # except for Rogan–Gladen at $q = 0.6$: its plug-in variance divides by $\hat\kappa^2$, which is
 # noisy when $\kappa = 0.2$ and $m \approx 200$, so its mean width exceeds the asymptotic one.
@@ -612,7 +613,7 @@ fig.savefig(coverage_path, dpi=110)
 print("figure written to", coverage_path)
 
 # %% [markdown]
-# The picture has seed 001's shape: the naive mean is the narrowest and covers $\theta$ only when
+# The picture has the paper's shape: the naive mean is the narrowest and covers $\theta$ only when
 # the judge's errors happen to cancel (here, $\theta = 0.5$ with $q_0 = q_1$); Rogan–Gladen covers
 # (conservatively when $q = 0.6$) at a much larger width, most of the unit interval when
 # $q = 0.6$; PPI is in between; PPI++, the EIF and the MLE share the efficient width. The checks
@@ -677,7 +678,7 @@ trivia_cal = answers.index.isin(trivia_labels.cal_index)
 print(trivia_labels)
 
 # %% [markdown]
-# **Single judges** (seed 001's estimators, one judge at a time), then the **multi-judge** MLE
+# **Single judges** (the paper's estimators, one judge at a time), then the **multi-judge** MLE
 # twin and the Bayesian model with all three judges. Judges this accurate often make no error of
 # one kind on 40 calibration items; the one-judge MLE is then on the boundary (a sensitivity or
 # specificity of exactly 1) and is reported as undefined, while PPI++ and the EIF stay defined.
@@ -705,7 +706,7 @@ except (MLEBoundaryError, IdentificationError) as err:
     print("multi-judge MLE:", err)
 
 model_multi = mm.build(trivia_labels)
-map_multi_flat = bc.fit(mm.build(trivia_labels, mm.Priors.flat()), method="map")
+map_multi_flat = bc.fit(mm.build(trivia_labels, priors=mm.Priors.flat()), method="map")
 if mle_multi is not None:
     gap = largest_gap(map_multi_flat, mle_multi)
     print(f"largest |MAP (flat priors) - MLE| over all parameters: {gap:.1e}")
@@ -729,7 +730,7 @@ assert float((kappa_draws(post_multi) < 0).mean()) < 0.01
 # items at every pattern it averages over, which 40 labels rarely give (a pattern with none would
 # get the calibration mean as if it were known). The number of judges saying "correct" (0–3) with
 # a linear $E[Y \mid \text{votes}]$ needs no such cell counts. Both are valid under the labelling
-# design alone, as every seed-001 estimator is.
+# design alone, as every estimator of the paper is.
 
 # %%
 pattern = answers[TRIVIA_JUDGES].to_numpy() @ (2 ** np.arange(len(TRIVIA_JUDGES)))[::-1]
@@ -752,6 +753,9 @@ if eif_pattern is not None:
 rows["3 judges, vote-count EIF (linear)"] = bc.summarize(eif_votes, PROB)
 if mle_multi is not None:
     rows["3 judges, multi-judge MLE"] = bc.summarize(mle_multi, PROB)
+    # the per-item sandwich: valid when the model's variance is wrong, not its mean
+    rows["3 judges, multi-judge MLE, sandwich"] = bc.summarize(
+        mf.fit(trivia_labels, information="sandwich"), PROB)
 rows["3 judges, posterior (NUTS)"] = bc.summarize(post_multi, PROB)
 prevalence = pd.DataFrame({name: t.loc["prevalence"] for name, t in rows.items()}).T
 prevalence = prevalence[["estimate", "se", "lower", "upper", "interval"]]
@@ -824,10 +828,10 @@ n_frequencies = 2 ** len(TRIVIA_JUDGES) - 1
 print(f"parameters: {n_parameters}; free test-pattern frequencies: {n_frequencies}")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)  # numba object mode for the predictive draw
-    ppc = pm.sample_posterior_predictive(post_multi, model=model_multi, var_names=["labels"],
+    ppc = pm.sample_posterior_predictive(post_multi, model=model_multi, var_names=["outcome"],
                                          random_seed=RANDOM_SEED, progressbar=False)
-draws = ppc["posterior_predictive"]["labels"]
-observed = mf.patterns(trivia_labels)
+draws = ppc["posterior_predictive"]["outcome"]
+observed = trivia_labels.patterns()
 check = pd.DataFrame({
     "observed": observed.count,
     "predictive mean": draws.mean(("chain", "draw")).values,
@@ -885,7 +889,10 @@ print(simulated.round(3).to_string())
 # * Had the judges been conditionally independent, the model would have bought a narrower interval
 #   than GPT-4 alone, with an error far smaller than the one on the real answers: a modest gain
 #   here, because GPT-4 is already nearly perfect.
-# * The vote-count EIF uses all three judges without the assumption and keeps seed 001's
+# * The per-item sandwich (`mf.fit(..., information="sandwich")`), valid when the model's
+#   variance is wrong, widens the multi-judge MLE's interval by a few percent and still misses:
+#   dependent judges bias the point estimate, and no covariance repairs a bias.
+# * The vote-count EIF uses all three judges without the assumption and keeps the paper's
 #   design-based guarantee; with one dominant judge it is about as wide as that judge alone.
 #
 # The cell below checks these statements.
@@ -899,6 +906,9 @@ assert not multi["covers truth"] and multi["estimate"] > TRUTH_TRIVIA
 assert vote_row["width"] < 1.25 * best["width"]
 if mle_multi is not None:
     assert not prevalence.loc["3 judges, multi-judge MLE", "covers truth"]
+    robust = prevalence.loc["3 judges, multi-judge MLE, sandwich"]
+    assert not robust["covers truth"]
+    assert 1 < robust["width"] / prevalence.loc["3 judges, multi-judge MLE", "width"] < 1.2
 assert corr["all 400 answers"].max() > 0.2
 outside = ((accuracy["all 400 labels"] < accuracy["posterior lower"])
            | (accuracy["all 400 labels"] > accuracy["posterior upper"]))

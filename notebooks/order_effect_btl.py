@@ -15,9 +15,10 @@
 # # Judge-specific order effects on PRD Vicuna80 (DIAL model (1))
 #
 # The model and its twin are specified in the card
-# [`models/order_effect_btl.md`](../models/order_effect_btl.md) (seed 000, DIAL §3.1): judge $k$
-# prefers the canonical model $i$ over $j$, shown in display order $a$ ($+1$: $i$ shown first),
-# with probability $\sigma(s_{ki} - s_{kj} + a\,b_k)$, $\sum_i s_{ki} = 0$. $b_k > 0$ favours
+# [`models/order_effect_btl.md`](../models/order_effect_btl.md) (DIAL, "Position-Debiased LLM
+# Judges with Adaptive Human Preference Calibration", 2026, §3.1): judge $k$ prefers the
+# canonical model $i$ over $j$, shown in display order $a$ ($+1$: $i$ shown first), with
+# probability $\sigma(s_{ki} - s_{kj} + a\,b_k)$, $\sum_i s_{ki} = 0$. $b_k > 0$ favours
 # the answer shown first.
 #
 # Data: PRD Vicuna80 (Li, Patel and Du 2023): 80 questions, five chat models, and five LLM
@@ -100,15 +101,19 @@ print("judges without a finite MLE (separation):", identify.order_separation(dat
 # the inverse Fisher information (`expected`, the paper's "inverse information"), the
 # independent-verdict sandwich (`sandwich`, HC0; ties make it narrower, because a tie varies
 # less than a Bernoulli verdict with the same mean) and the cell-clustered sandwich
-# (`cluster`, clusters = judge × unordered pair, DIAL's intervals). PRD has only 10 pairs per
-# judge for 5 parameters: the twin warns that so few clusters bias the clustered SEs
-# downwards, and the table shows it (cluster/expected < 1 for most judges).
+# (`cluster="judge_pair"`: clusters = judge × unordered pair; `correction="CR0"`, no
+# small-sample factor, is DIAL's convention). The default, `information="auto"`, would pick the
+# sandwich here, because PRD's reviewers tie. PRD has only 10 pairs per judge for 5
+# parameters: the twin warns that so few clusters bias the clustered SEs downwards, and the
+# table shows it (cluster/expected < 1 for most judges).
 
 # %%
-fits = {"expected": oe_f.fit(data), "sandwich": oe_f.fit(data, information="sandwich")}
+fits = {"expected": oe_f.fit(data, information="expected"),
+        "sandwich": oe_f.fit(data, information="sandwich")}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    fits["cluster"] = oe_f.fit(data, information="cluster")
+    fits["cluster"] = oe_f.fit(data, information="cluster", cluster="judge_pair",
+                               correction="CR0")
 print(f"{len(caught)} warnings, e.g.: {caught[0].message}")
 se_b = pd.DataFrame({k: f.se.filter(like="order_effect") for k, f in fits.items()})
 se_b["sandwich/expected"] = se_b["sandwich"] / se_b["expected"]
@@ -209,7 +214,7 @@ fig.savefig(OUT / "debiased_vs_averaged.png", dpi=120)
 # one score vector where the judges differ in scale (vicuna-13b's scores are compressed).
 
 # %%
-pooled = oe_f.pooled(data)
+pooled = oe_f.pooled(data, information="expected")
 scores = s_hat.to_pandas().T
 scores["judge mean"] = scores.mean(axis=1)
 scores["pooled"] = pooled.params["ability"].values

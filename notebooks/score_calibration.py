@@ -14,8 +14,9 @@
 # %% [markdown]
 # # Score calibration: streaming quantile matching beside a Bayesian calibration map
 #
-# Seed 003 (Subasic et al.) calibrates a frozen judge's Likert scores to human scores from a small
-# set of anchors with streaming quantile matching (SQM), the monotone map
+# Subasic, Rabinovich and Chen (2026, arXiv:2611.00447) calibrate a frozen judge's Likert
+# scores to human scores from a small set of anchors with streaming quantile matching (SQM),
+# the monotone map
 # $g(j) = \hat F_H^{-1}(\hat F_J(j))$. bayescal implements SQM (two conventions for where a judge
 # level sits in its probability band), its baselines and the held-out protocol
 # (`bayescal.calibration`), and adds a Bayesian monotone ordinal model
@@ -117,8 +118,8 @@ print(pd.DataFrame(rows).set_index("method"))
 # ## 3. Distributions before and after
 #
 # SQM is a transport map: it moves the judge's score distribution onto the humans'. With the
-# upper position the pushforward lies above the human distribution (SPEC §4.7.2); the mid
-# position sits closer.
+# upper position the pushforward lies above the human distribution (its CDF never exceeds the
+# human one); the mid position sits closer.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.5))

@@ -1,4 +1,5 @@
-"""Judge-discrimination BTL (seed 002): the PyMC model and its frequentist twin, pinned together."""
+"""Judge-discrimination BTL (Xu, Tan, Wu, Zhou 2026, arXiv:2601.21817): the PyMC model and its
+frequentist twin, pinned together."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def posterior(model):
 
 # ---------------------------------------------------------------- outside references
 def test_wikipedia_worked_example():
-    # references.md D2.4: exp(score) with geometric mean 1 and sum-zero Fisher SEs
+    # Wikipedia's Bradley–Terry worked example: exp(score) with geometric mean 1 and sum-zero
+    # Fisher SEs
     data = Comparisons.from_frame(verdicts([("A", "B", 2, 3), ("A", "D", 1, 4), ("B", "C", 5, 3),
                                             ("C", "D", 1, 3)]))
     est = jdf.fit(data)
@@ -292,11 +294,13 @@ def test_pymc_loglik_equals_twin(data, rng, discrimination):
         point = {v.name: rng.normal(size=model.initial_point()[v.name].shape)
                  for v in model.value_vars}
         params = _twin_params(model, point)
-        np.testing.assert_allclose(logp(point), jdf.loglik(params, data), rtol=1e-10)
+        np.testing.assert_allclose(logp(point),
+                                   jdf.loglik(params, data, discrimination=discrimination),
+                                   rtol=1e-10)
 
 
 def test_map_with_flat_priors_is_the_mle(data):
-    mode = bc.fit(jd.build(data, jd.Priors.flat()), "map")
+    mode = bc.fit(jd.build(data, priors=jd.Priors.flat()), "map")
     mle = jdf.fit(data)
     for name in ("ability", "discrimination"):
         np.testing.assert_allclose(mode["posterior"][name].values.ravel(),
@@ -562,7 +566,7 @@ def test_a_judge_the_data_cannot_bound_is_named_with_its_reason(case):
     with pytest.warns(IdentificationWarning, match=f"judge 'odd' {reason}.*prior"):
         jd.build(data)
     with pytest.warns(IdentificationWarning, match="improper"):
-        jd.build(data, jd.Priors(discrimination_sd=None))
+        jd.build(data, priors=jd.Priors(discrimination_sd=None))
     with pytest.warns(IdentificationWarning, match="set by the prior alone"):
         jdf.fit(data, penalty=jd.Priors())
 
@@ -604,3 +608,64 @@ def test_twin_rejects_a_bad_penalty_before_fitting(data):
 
     with pytest.raises(ValueError, match="discrimination_sd must be a finite positive"):
         jdf.fit(data, penalty=Penalty())
+
+
+# ---------------------------------------------------------------- one shape (issue 14)
+def test_cell_kernel_with_one_softplus_equals_the_bernoulli_sum():
+    """``_btl.kernel_logp`` = y·η − n·softplus(η) equals y log σ(η) + (n − y) log σ(−η) (the
+    twin's form), ties and extreme η included, and so does its gradient y − nσ(η). Catches a
+    sign slip or a dropped term in the one-softplus rewrite (issue 17)."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.special import expit, log_expit
+
+    from bayescal.models import _btl
+
+    y, eta, n = pt.dvectors("y", "eta", "n")
+    logp = _btl.kernel_logp(y, eta, n)
+    fn = pytensor.function([y, eta, n], [logp, pytensor.grad(logp.sum(), eta)])
+    grid = np.array([-800.0, -40.0, -3.0, -0.5, 0.0, 0.5, 3.0, 40.0, 800.0])
+    count = np.array([1.0, 7.0, 2.0, 1e6])
+    yy, ee, nn = (a.ravel() for a in np.meshgrid(np.array([0.0, 0.5, 1.0]), grid, count))
+    yy = yy * nn  # no wins, half of them (ties), all of them
+    value, grad = fn(yy, ee, nn)
+    ref = yy * log_expit(ee) + (nn - yy) * log_expit(-ee)
+    np.testing.assert_allclose(value, ref, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(grad, yy - nn * expit(ee), rtol=1e-12, atol=1e-9)
+    draws = _btl.draw_wins(np.array([-50.0, 0.0, 50.0]), np.array([5.0, 4.0, 3.0]),
+                           np.random.default_rng(0), size=(2000, 3))
+    assert (draws[:, 0] == 0).all() and (draws[:, 2] == 3).all()
+    assert abs(draws[:, 1].mean() - 2.0) < 4 * np.sqrt(1.0 / 2000)
+
+
+def test_signatures_priors_and_coordinates(data):
+    """``build(data, *, priors=None, discrimination=True)``; ``fit(data, *, ...)`` with
+    information="auto"; ``loglik(params, data, *, discrimination=True)``; the observed variable
+    ``outcome`` over ``cell`` labelled by ``Comparisons.cell_labels`` of the pooled cells
+    (before: cells numbered 0..n-1). ``loglik`` refuses a γ it would ignore and a missing one."""
+    import inspect
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    build = inspect.signature(jd.build).parameters
+    assert build["priors"].kind is kw and build["priors"].default is None
+    fit = inspect.signature(jdf.fit).parameters
+    assert all(p.kind is kw for name, p in fit.items() if name != "data")
+    assert (fit["information"].default, fit["cluster"].default,
+            fit["correction"].default) == ("auto", None, None)
+    assert inspect.signature(jdf.loglik).parameters["discrimination"].kind is kw
+    with pytest.raises(TypeError):
+        jd.build(data, jd.Priors())  # type: ignore[misc]
+    model = jd.build(data)
+    assert [rv.name for rv in model.observed_RVs] == ["outcome"]
+    assert model.named_vars_to_dims["outcome"] == ("cell",)
+    assert list(model.coords["cell"]) == data.collapse(order=True).cell_labels()
+    s = np.zeros(data.n_items)
+    with pytest.raises(ValueError, match="lack 'discrimination'"):
+        jdf.loglik({"ability": s}, data)
+    with pytest.raises(ValueError, match="discrimination=False fixes every"):
+        jdf.loglik({"ability": s, "discrimination": np.ones(data.n_judges)}, data,
+                   discrimination=False)
+    with pytest.raises(ValueError, match=r"ability must have shape \(6,\)"):
+        jdf.loglik({"ability": np.zeros(5), "discrimination": np.ones(3)}, data)
+    est = jdf.fit(data)
+    assert est.converged is True and est.info["converged"] is True

@@ -1,18 +1,16 @@
-"""Seed 001 (Chen et al.): judge-mean estimators and their asymptotic theory.
+"""Chen et al. (2026, arXiv:2601.05420): judge-mean estimators and their asymptotic theory.
 
 What is pinned here:
 
 * the closed-form identities V_EIF = V_MLE = V_PPI++(λ*) <= V_PPI <= V_RG (paper grid + random
-  draws), V_MLE closed form = [I^{-1}]_11, λ* is the minimiser, the D1.7 table of
-  notes/references.md;
-* the published vignette numbers of the seed's R package (references D1.1, D1.2), from counts;
+  draws), V_MLE closed form = [I^{-1}]_11, λ* is the minimiser, a table of values computed from
+  the paper's closed forms;
+* the published vignette numbers of the authors' R package, from counts;
 * cross-implementation: PPI against ppi_py, EIF-linear against PPI++, spline against cells;
 * behaviour: the §5.4 continuous design, a seeded coverage check, every bad input.
 """
 
 from __future__ import annotations
-
-import importlib.util
 
 import numpy as np
 import pytest
@@ -21,17 +19,10 @@ from scipy.special import expit
 
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import judge_mean as jm
-from bayescal.frequentist import judge_mean_theory as th
+from bayescal.frequentist.judge_mean import cores
+from bayescal.frequentist.judge_mean import estimators as jm_estimators
+from bayescal.frequentist.judge_mean import theory as th
 from bayescal.schema import wald_interval
-
-HAS_MISCLASSIFICATION = (
-    importlib.util.find_spec("bayescal.frequentist.misclassification") is not None
-)
-needs_mle = pytest.mark.skipif(
-    not HAS_MISCLASSIFICATION,
-    reason="bayescal.frequentist.misclassification (the MLE twin that judge_mean.mle calls) "
-    "is not in this checkout yet",
-)
 
 
 def from_counts(n11: int, n10: int, n01: int, n00: int, t1: int, t0: int) -> Labels:
@@ -68,9 +59,9 @@ def ci(est, prob=0.9) -> tuple[float, float]:
     return float(row["lower"]), float(row["upper"])
 
 
-# ============================================================== asymptotic theory (D1.7)
+# ============================================================== asymptotic theory
 def paper_grid():
-    """θ ∈ {0.1..0.9}, q0, q1 ∈ {0.6, 0.7, 0.8}, labelled fraction {1, 5, 10}% (seed 001 §5.2)."""
+    """θ ∈ {0.1..0.9}, q0, q1 ∈ {0.6, 0.7, 0.8}, labelled fraction {1, 5, 10}% (paper §5.2)."""
     t, a, b, f = np.meshgrid(np.arange(1, 10) / 10, [0.6, 0.7, 0.8], [0.6, 0.7, 0.8],
                              [0.01, 0.05, 0.10], indexing="ij")
     return t.ravel(), a.ravel(), b.ravel(), th.gamma1_from_fraction(f.ravel())
@@ -99,7 +90,7 @@ def test_efficiency_identities_and_ordering(params):
     np.testing.assert_allclose(th.v_ppi_plus_plus(t, a, b, g, 1.0), v_ppi, rtol=1e-12)
     assert np.all(v_eif <= v_ppi * (1 + 1e-10))
     assert np.all(v_ppi <= v_rg * (1 + 1e-10))
-    # App. B.8 with the common factor (1+γ1)/γ1 restored (SPEC §2.2)
+    # App. B.8 with the common factor (1+γ1)/γ1 restored (the paper's display drops it)
     p = th.judge_positive_rate(t, a, b)
     kappa = a + b - 1
     v1 = p * (1 - p)
@@ -119,7 +110,7 @@ def test_ppi_equals_rogan_gladen_only_for_a_perfect_judge():
 
 @pytest.mark.parametrize(
     ("params", "p", "v_ppi", "v_rg", "v_eif", "lam"),
-    [  # notes/references.md D1.7 (computed from the seed's closed forms)
+    [  # computed from the paper's closed forms
         ((0.5, 0.6, 0.6, 9), 0.5, 4.277778, 66.944444, 2.410000, 0.180000),
         ((0.3, 0.8, 0.85, 9), 0.395, 2.025278, 4.184681, 1.398294, 0.514071),
         ((0.6, 0.85, 0.8, 9), 0.54, 2.040000, 4.132544, 1.518261, 0.565217),
@@ -141,7 +132,7 @@ def test_d17_table(params, p, v_ppi, v_rg, v_eif, lam):
 
 
 def test_naive_bias_sign_matches_the_paper():
-    # seed 001 §5.3: positive below θ = 0.5, negative above, zero at 0.5 for a symmetric judge
+    # the paper's §5.3: positive below θ = 0.5, negative above, zero at 0.5 for a symmetric judge
     b = th.naive_bias(np.array([0.1, 0.5, 0.9]), 0.7, 0.7)
     assert b[0] > 0 and b[1] == pytest.approx(0) and b[2] < 0
 
@@ -176,7 +167,7 @@ def test_plug_in_variances_converge_to_the_theory():
 
 def test_eif_test_set_convention_costs_variance_when_gamma1_is_small():
     """The R package's EIF averages μ̂(Ŷ) over the test set only; its √N-variance exceeds the
-    efficiency bound by p(1-p)(μ1-μ0)²/γ1 (derived in judge_mean_theory.v_eif). Negligible at
+    efficiency bound by p(1-p)(μ1-μ0)²/γ1 (derived in judge_mean.theory.v_eif). Negligible at
     the paper's γ1 >= 9 with weak judges, large at γ1 = 1 with a strong judge (0.48 vs 0.29).
     Monte Carlo: 1000 replicates; the relative sd of a variance estimate is ~sqrt(2/1000) = 4.5%,
     so a 15% tolerance is > 3 sd."""
@@ -191,8 +182,8 @@ def test_eif_test_set_convention_costs_variance_when_gamma1_is_small():
     assert nvar[1] > 1.3 * nvar[0]
 
 
-# ============================================================== published numbers (D1.1, D1.2)
-# The R package (references A1) prints 6 decimals. Our values agree to 5e-7 (the rounding of the
+# ============================================================== published numbers (vignettes)
+# The R package debiasLLMReporting prints 6 decimals. Our values agree to 5e-7 (the rounding of the
 # print) except where the R optimiser stops early: its MLE (BFGS, reltol 1e-10) is 6e-7 from the
 # exact saturated-model maximum (θ̂ = 0.6301736 for D1.1; R prints 0.630173), q̂1 is off by 1.9e-6,
 # and interval endpoints evaluated there move by up to 1.5e-6. MLE checks use R_BFGS = 2.5e-6.
@@ -253,7 +244,6 @@ def test_d12_real_data_vignette():
     assert ci(e_all, prob) == pytest.approx((0.065541, 0.290570), abs=ROUND)
 
 
-@needs_mle
 def test_d11_d12_mle():
     lab = from_counts(*D11)
     obs = jm.mle(lab, information="observed")
@@ -275,7 +265,6 @@ def test_d11_d12_mle():
     assert obs.terms == ("prevalence",) and obs.method == "mle"
 
 
-@needs_mle
 def test_mle_is_the_all_items_eif_on_random_data():
     """Saturated model: MLE θ̂ = (1-p̂_all)μ̂0 + p̂_all μ̂1 and observed-information variance = the
     EIF cell plug-in with p̂ over all N items (exact identities, optimiser tolerance aside)."""
@@ -426,7 +415,7 @@ def test_binary_coverage_is_nominal():
     number of covering replicates is Binomial(B, c), whose proportion has standard deviation
     sqrt(c(1-c)/B) = 0.015 for B = 400. We accept 0.90 ± 3 sd = [0.855, 0.945] (a false alarm
     has probability ~0.3% per method at exact nominal coverage; the seed is fixed anyway).
-    Rogan–Gladen is conservative at this m ≈ 200 (seed 001 §5.3: "RG ... tend[s] to overcover";
+    Rogan–Gladen is conservative at this m ≈ 200 (the paper's §5.3: "RG ... tend[s] to overcover";
     4000 replicates of this design give 0.931), so for it only the lower edge applies. The naive
     interval must fail badly (bias 0.08 ≈ 7 standard errors), showing the test has power.
     The MLE is checked on the first replicates against the all-items EIF, whose point and
@@ -453,7 +442,7 @@ def test_binary_coverage_is_nominal():
             lo, hi = wald_interval(point(est), float(np.sqrt(est.cov[0, 0])), prob, "wald-logit")
             intervals[name] = (float(lo), float(hi))
             hits[name] += lo <= theta <= hi
-        if HAS_MISCLASSIFICATION and rep < mle_reps:
+        if rep < mle_reps:
             assert ci(jm.mle(lab), prob) == pytest.approx(intervals["eif"], abs=1e-5)
     coverage = {k: v / reps for k, v in hits.items()}
     assert coverage.pop("naive") < 0.2, coverage
@@ -478,8 +467,6 @@ def test_estimate_table_schema():
     assert list(sub.index) == ["ppi", "naive"]
     with pytest.raises(ValueError, match="unknown method"):
         jm.estimate(lab, 0.9, methods=["bayes"])
-    if not HAS_MISCLASSIFICATION:  # then the MLE row says so instead of failing the table
-        assert "misclassification" in table.loc["mle", "note"]
 
 
 @pytest.mark.parametrize(("value", "word"), [(0.0, "positive"), (1.0, "negative")])
@@ -504,7 +491,7 @@ def test_one_human_class_only(value, word):
     assert table.loc["ppi_plus_plus", "estimate"] == value
     assert "standard error is 0" in table.loc["ppi_plus_plus", "note"]
     for method in ("ppi", "naive"):  # only the plain-Wald note where θ̂ leaves (0, 1)
-        assert table.loc[method, "note"] in ("", jm._PLAIN_WALD_NOTE), method
+        assert table.loc[method, "note"] in ("", jm_estimators._PLAIN_WALD_NOTE), method
 
 
 def test_judge_no_better_than_chance():
@@ -587,7 +574,7 @@ def test_prevalence_name_and_logit_interval_for_binary_labels():
         est = f(lab)
         assert est.terms == ("prevalence",) and est.cov.shape == (1, 1)
         assert est.interval == {"prevalence": "wald-logit"}
-    # the logit interval is the seed's formula
+    # the logit interval is the paper's formula
     est = jm.ppi(lab)
     t, s = point(est), float(np.sqrt(est.cov[0, 0]))
     z = 1.6448536269514722
@@ -656,9 +643,10 @@ def test_binary_cores_on_count_arrays_equal_the_labels_functions():
                                   vec["ppi"]["estimate"])
     assert grid["eif"]["estimate"].shape == (10, 1)
     codes = vec["rogan_gladen"]["reason"][:9]
-    assert [jm.REASONS[int(k)] for k in codes[[6, 7]]] == [
-        jm.REASONS[jm.NO_NEGATIVE], jm.REASONS[jm.NO_POSITIVE]]
-    assert codes[4] == jm.NO_BETTER_THAN_CHANCE
+    assert [jm.Reason(int(k)) for k in codes[[6, 7]]] == [
+        jm.Reason.NO_NEGATIVE, jm.Reason.NO_POSITIVE]
+    assert jm.Reason(int(codes[6])).text == "no Y=0 item in the calibration set"
+    assert codes[4] == jm.Reason.NO_BETTER_THAN_CHANCE
     with pytest.raises(ValueError, match="non-negative integers"):
         jm.binary_from_counts(np.array([1, 2, 3, 4, 5, 6.5]))
     with pytest.raises(ValueError, match="last axis of length 6"):
@@ -672,7 +660,7 @@ def test_level_stats_from_counts_equal_level_stats_from_arrays():
         b = jm.LevelStats.from_counts(c)
         assert b.binary_counts() == pytest.approx(dict(zip(jm.COUNT_NAMES, c, strict=True)))
         for name in ("cal_n", "cal_sum", "cal_ss", "test_n"):
-            full = np.array([jm._at_level(a, getattr(a, name), v) for v in (0.0, 1.0)])
+            full = np.array([cores._at_level(a, getattr(a, name), v) for v in (0.0, 1.0)])
             np.testing.assert_allclose(full, getattr(b, name), atol=1e-12)
 
 
@@ -706,7 +694,6 @@ def test_discrete_cores_on_stacked_stats_equal_the_labels_functions():
                                        err_msg=f"{method}, data set {i}")
 
 
-@needs_mle
 def test_closed_form_mle_equals_the_numerical_fit():
     """Interior binary MLE in closed form (p̂ over all N, μ̂_b cell means, θ̂ = (1-p̂)μ̂0 + p̂μ̂1;
     the likelihood factorises in (p, μ0, μ1)) = misclassification.fit to 1e-10: point and both
@@ -802,13 +789,13 @@ def test_cell_eif_needs_two_calibration_items_per_judge_value():
     with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=3.*1 calibration item"):
         jm.eif(lab)
     stats = jm.LevelStats.from_arrays(lab.y_cal, lab.yhat_cal[:, 0], lab.yhat_test[:, 0])
-    assert jm.discrete_from_stats(stats)["eif"]["reason"] == jm.SPARSE_JUDGE_CELL
+    assert jm.discrete_from_stats(stats)["eif"]["reason"] == jm.Reason.SPARSE_JUDGE_CELL
     # a binary judge with one calibration item at Ŷ = 1: μ̂1 is that one label, variance 0
     one = from_counts(1, 10, 0, 12, 50, 60)
     with pytest.raises(jm.EstimatorUndefined, match=r"Ŷ=1.*1 calibration item"):
         jm.eif(one)
     assert jm.binary_from_counts(np.array(one_counts := (1, 10, 0, 12, 50, 60)), 0.9,
-                                 methods=["eif"])["eif"]["reason"] == jm.SPARSE_JUDGE_CELL
+                                 methods=["eif"])["eif"]["reason"] == jm.Reason.SPARSE_JUDGE_CELL
     assert one_counts[0] == 1
     # the continuous design: every test value is unseen, the default row is the spline
     lab = simulate_scored(np.random.default_rng(3), 2000, 0.1, 0.3, "score")

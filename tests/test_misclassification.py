@@ -1,8 +1,8 @@
-"""Misclassification model of seed 001 (K judges): the PyMC model and its frequentist twin.
+"""Misclassification model (Chen et al. 2026, K judges): the PyMC model and its twin.
 
-Reference numbers: notes D1.1 / D1.2 (the seed's R package ``debiasLLMReporting``, rendered
-vignettes reproduced to 6 decimals). Each distinct PyMC graph is built and compiled once
-(module-scoped fixtures).
+Reference numbers: the two rendered vignettes of the authors' R package ``debiasLLMReporting``
+(Chen et al. 2026, arXiv:2601.05420), reproduced to 6 decimals. Each distinct PyMC graph is
+built and compiled once (module-scoped fixtures).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from bayescal.data import DataError, Labels
 from bayescal.diagnostics import DiagnosticWarning
 from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import misclassification as mf
+from bayescal.frequentist._core import ConvergenceWarning
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import misclassification as mm
 
@@ -30,7 +31,7 @@ PARAMS = ("prevalence", "specificity", "sensitivity")
 
 # ------------------------------------------------------------------ data helpers
 def from_counts(n11: int, n10: int, n01: int, n00: int, t1: int, t0: int) -> Labels:
-    """One judge's Labels from the seed's counts (N_ab: calibration Y=a, Ŷ=b; T_b: test Ŷ=b)."""
+    """One judge's Labels from the paper's counts (N_ab: calibration Y=a, Ŷ=b; T_b: test Ŷ=b)."""
     y = np.r_[np.ones(n11 + n10), np.zeros(n01 + n00)]
     yhat = np.r_[np.ones(n11), np.zeros(n10), np.ones(n01), np.zeros(n00)]
     return Labels.from_arrays(y, yhat, np.r_[np.ones(t1), np.zeros(t0)])
@@ -87,7 +88,7 @@ K3 = simulate(2026, m=150, n=1500, **TRUTH)
 # ------------------------------------------------------------------ PyMC fixtures
 @pytest.fixture(scope="module")
 def flat_d11() -> pm.Model:
-    return mm.build(D11, mm.Priors.flat())
+    return mm.build(D11, priors=mm.Priors.flat())
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def nuts_k3(default_k3: pm.Model) -> xr.DataTree:
 # ------------------------------------------------------------------ reference numbers
 @pytest.mark.parametrize("algorithm", ["newton", "em"])
 def test_d11_published_mle_and_intervals(algorithm: str) -> None:
-    """Seed 001 getting-started vignette (D1.1): MLE and 90% logit-Wald intervals.
+    """The R package's getting-started vignette: MLE and 90% logit-Wald intervals.
 
     The R code's ``optim(BFGS, reltol 1e-10)`` stops about 1e-6 short of the maximum: our θ̂ =
     0.6301736 has gradient ~1e-13 and a higher log-likelihood than the printed 0.630173, so the
@@ -140,8 +141,8 @@ def test_d11_published_mle_and_intervals(algorithm: str) -> None:
 
 @pytest.mark.parametrize("algorithm", ["newton", "em"])
 def test_d12_published_mle_and_interval(algorithm: str) -> None:
-    """Seed 001 real-data vignette (D1.2): MLE 0.144928 [0.065541, 0.290570] (observed)."""
-    est = mf.fit(D12, algorithm=algorithm)
+    """The R package's real-data vignette: MLE 0.144928 [0.065541, 0.290570] (observed)."""
+    est = mf.fit(D12, algorithm=algorithm, information="observed")
     row = est.summary(0.90).loc["prevalence"]
     np.testing.assert_allclose([row["estimate"], row["lower"], row["upper"]],
                                [0.144928, 0.065541, 0.290570], atol=5e-7)
@@ -152,8 +153,9 @@ def test_d12_published_mle_and_interval(algorithm: str) -> None:
 
 
 def test_observed_information_matches_logit_chart_delta_method() -> None:
-    """The seed's route (numerical Hessian in logits, then delta method) gives our covariance."""
-    est = mf.fit(D11)
+    """The R package's route (numerical Hessian in logits, then delta method) gives our
+    observed-information covariance."""
+    est = mf.fit(D11, information="observed")
     x = vector(est)
     eta0 = logit(x)
 
@@ -222,7 +224,7 @@ def test_observed_information_matches_finite_differences_of_gradient() -> None:
 
 
 def test_expected_information_closed_form_one_judge() -> None:
-    """SPEC §2.2: I_cal = diag(1/(θ(1-θ)), (1-θ)/(q0(1-q0)), θ/(q1(1-q1))), I_test = E[s sᵀ]."""
+    """The paper's I_cal = diag(1/(θ(1-θ)), (1-θ)/(q0(1-q0)), θ/(q1(1-q1))), I_test = E[s sᵀ]."""
     theta, q0, q1 = 0.3, 0.85, 0.7
     p = (1 - theta) * (1 - q0) + theta * q1
     kappa = q0 + q1 - 1
@@ -312,6 +314,18 @@ def test_one_judge_without_positive_calibration_item() -> None:
     assert 0 < float(est.params["prevalence"]) < 0.5
 
 
+def test_one_judge_label_unseen_in_calibration_is_a_ridge() -> None:
+    """Found by the fuzzer once ``converged`` stopped being hard-coded: no calibration item has
+    Ŷ = 0 but a test item does, so P(Y = 1 | Ŷ = 0), hence θ, is not identified and Newton
+    walks along a flat ridge. The twin used to return that point with converged=True and a
+    finite interval; now it refuses before fitting, and the Bayesian model warns."""
+    labels = Labels.from_arrays([0, 0, 1], [1, 1, 1], [0])
+    with pytest.raises(IdentificationError, match=r"no calibration item has judge label Ŷ = 0"):
+        mf.fit(labels)
+    with pytest.warns(IdentificationWarning, match="prior only"):
+        mm.build(labels)
+
+
 def test_judge_worse_than_chance_under_kappa_positive_hits_the_boundary() -> None:
     """κ = -0.2 for judge_c: free κ (default) estimates it; kappa="positive" warns before the
     fit and reports the κ → 0 boundary by name, never a huge interval."""
@@ -376,7 +390,7 @@ def test_prior_is_truncated_beta_product() -> None:
 def test_model_variables_and_prior_density(default_k3: pm.Model) -> None:
     assert {v.name for v in default_k3.free_RVs} == set(PARAMS)
     assert default_k3.named_vars_to_dims["specificity"] == ("judge",)
-    assert default_k3.named_vars_to_dims["labels"] == ("pattern",)
+    assert default_k3.named_vars_to_dims["outcome"] == ("pattern",)
     points = random_points(np.random.default_rng(8), K3.n_judges, 4)
     idata = posterior_tree(points, K3.judges)
     with warnings.catch_warnings():
@@ -412,7 +426,7 @@ def test_pymc_loglik_equals_twin(which: str, request: pytest.FixtureRequest) -> 
     points = random_points(np.random.default_rng(9), labels.n_judges, 6)
     ll = pm.compute_log_likelihood(posterior_tree(points, labels.judges), model=model,
                                    extend_inferencedata=False, progressbar=False)
-    got = ll["labels"].sum("pattern").values.ravel()
+    got = ll["outcome"].sum("pattern").values.ravel()
     want = np.array([mf.loglik(p, labels) for p in points])
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
@@ -434,18 +448,64 @@ def test_map_default_equals_penalized_mle(which: str, request: pytest.FixtureReq
     assert float((post["specificity"] + post["sensitivity"] - 1).min()) > 0
 
 
-def test_kappa_positive_model_keeps_kappa_positive_in_every_draw() -> None:
-    model = mm.build(D11, kappa="positive")
-    assert {v.name for v in model.free_RVs} == set(PARAMS)
+def exact_posterior_moments(
+    counts: tuple[int, ...], kappa_positive: bool
+) -> dict[str, tuple[float, float]]:
+    """Posterior mean and sd of θ, q0, q1 of one judge's counts (N11, N10, N01, N00, T1, T0)
+    under the default priors, by a midpoint grid over (0, 1)³ (160³ points): Beta(1, 1) on θ,
+    Beta(2, 2) on q0 and q1, restricted to q0 + q1 > 1 when ``kappa_positive``."""
+    n11, n10, n01, n00, t1, t0 = counts
+    g = (np.arange(160) + 0.5) / 160
+    theta, q0, q1 = np.meshgrid(g, g, g, indexing="ij", sparse=True)
+    p = (1 - theta) * (1 - q0) + theta * q1
+    logpost = (n11 * np.log(theta * q1) + n10 * np.log(theta * (1 - q1))
+               + n01 * np.log((1 - theta) * (1 - q0)) + n00 * np.log((1 - theta) * q0)
+               + t1 * np.log(p) + t0 * np.log(1 - p)
+               + np.log(q0 * (1 - q0)) + np.log(q1 * (1 - q1)))
+    if kappa_positive:
+        logpost = np.where(q0 + q1 > 1, logpost, -np.inf)
+    w = np.exp(logpost - logpost.max())
+    w /= w.sum()
+    out = {}
+    for name, grid in (("prevalence", theta), ("specificity", q0), ("sensitivity", q1)):
+        mean = float((w * grid).sum())
+        out[name] = (mean, float(np.sqrt((w * (grid - mean) ** 2).sum())))
+    return out
+
+
+# a weak judge (calibration κ̂ = 0.1 on 20 items): the κ > 0 truncation moves the posterior
+WEAK = (6, 4, 5, 5, 70, 50)
+
+
+def test_kappa_positive_posterior_matches_exact_integration() -> None:
+    """Bug caught: a posterior that is not the truncated-Beta posterior (a transform whose
+    Jacobian or bounds are wrong, the truncation applied to the wrong parameter). κ > 0 in
+    every draw is what the interval transform guarantees by construction, so the draws are
+    checked against the posterior by direct numerical integration instead, on a weak judge
+    where the truncation changes the answer. Means within 4 Monte Carlo standard errors (ESS
+    from ArviZ), sds within 20 % (an sd estimate's own sd is ~1/sqrt(2 ESS) ≈ 4 %)."""
+    import arviz as az
+
+    exact = exact_posterior_moments(WEAK, kappa_positive=True)
+    free = exact_posterior_moments(WEAK, kappa_positive=False)
+    # the test can tell the two apart: the truncation moves q0's mean by 0.05 (10 Monte Carlo
+    # standard errors) and shrinks its sd by a quarter
+    assert abs(exact["specificity"][0] - free["specificity"][0]) > 0.04
+    assert exact["specificity"][1] / free["specificity"][1] < 0.8
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DiagnosticWarning)  # 2 x 150 draws, for speed
-        result = bc.fit(model, "nuts", draws=150, tune=150, chains=2, cores=1,
+        warnings.simplefilter("ignore", DiagnosticWarning)
+        model = mm.build(from_counts(*WEAK), kappa="positive")
+        assert {v.name for v in model.free_RVs} == set(PARAMS)
+        result = bc.fit(model, "nuts", draws=500, tune=500, chains=2, cores=1,
                         nuts_sampler="pymc", random_seed=14)
+    assert int(result["sample_stats"]["diverging"].sum()) <= 2
     post = result["posterior"].to_dataset()
-    kappa = post["specificity"] + post["sensitivity"] - 1
-    assert post.sizes["chain"] * post.sizes["draw"] == 300
-    assert float(kappa.min()) > 0
-    assert int(result["sample_stats"]["diverging"].sum()) == 0
+    ess = az.ess(result, method="bulk").to_dataset()
+    for name, (mean, sd) in exact.items():
+        draws = post[name].values.ravel()
+        n_eff = float(np.asarray(ess[name]).ravel()[0])
+        assert abs(draws.mean() - mean) < 4 * sd / np.sqrt(n_eff), (name, draws.mean(), mean)
+        assert 0.8 < draws.std() / sd < 1.2, (name, draws.std(), sd)
 
 
 def test_posterior_near_mle_for_k3(nuts_k3: xr.DataTree) -> None:
@@ -459,7 +519,7 @@ def test_posterior_near_mle_for_k3(nuts_k3: xr.DataTree) -> None:
 
 
 def test_predictive_label_counts_have_model_means() -> None:
-    pat = mf.patterns(K3)
+    pat = K3.patterns()
     theta, q0, q1 = 0.35, np.array(TRUTH["q0"]), np.array(TRUTH["q1"])
     rng = np.random.default_rng(4)
     draws = np.array([
@@ -479,7 +539,7 @@ def test_predictive_label_counts_have_model_means() -> None:
     assert np.all(draws[:, pat.test].sum(axis=1) <= pat.n)
 
 
-def test_wald_logit_interval_matches_seed_formula() -> None:
+def test_wald_logit_interval_matches_paper_formula() -> None:
     est = mf.fit(D12)
     row = est.summary(0.90).loc["prevalence"]
     t, se = row["estimate"], row["se"]
@@ -489,7 +549,7 @@ def test_wald_logit_interval_matches_seed_formula() -> None:
     assert row["upper"] == pytest.approx(expit(logit(t) + half), abs=1e-12)
 
 
-# ------------------------------------------------------------------ issue 6, item 5: sign of κ
+# ------------------------------------------------------------------ the sign of κ
 FLIPPED_TRUTH = {"theta": 0.35, "q0": [0.15], "q1": [0.15]}  # κ = -0.7: says 1 for Y = 0
 FLIPPED = simulate(41, m=200, n=2000, **FLIPPED_TRUTH)
 
@@ -502,7 +562,7 @@ def free_points(rng: np.random.Generator, k: int, size: int) -> list[dict[str, o
 
 @pytest.fixture(scope="module")
 def flat_flipped() -> pm.Model:
-    return mm.build(FLIPPED, mm.Priors.flat())
+    return mm.build(FLIPPED, priors=mm.Priors.flat())
 
 
 @pytest.mark.parametrize("algorithm", ["newton", "em"])
@@ -540,7 +600,7 @@ def test_pymc_loglik_equals_twin_with_negative_kappa(
         assert kappas.min() < -0.2 and kappas.max() > 0.2
         ll = pm.compute_log_likelihood(posterior_tree(points, labels.judges), model=model,
                                        extend_inferencedata=False, progressbar=False)
-        got = ll["labels"].sum("pattern").values.ravel()
+        got = ll["outcome"].sum("pattern").values.ravel()
         want = np.array([mf.loglik(p, labels) for p in points])
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
@@ -591,6 +651,269 @@ def test_free_model_starts_on_the_calibration_side() -> None:
     q0, q1 = expit(start["specificity_logodds__"]), expit(start["sensitivity_logodds__"])
     kappa = q0 + q1 - 1
     assert kappa[0] > 0.4 and kappa[1] > 0.4 and kappa[2] < -0.4, kappa
-    np.testing.assert_allclose(q0, mf.starting_point(mf.patterns(base))["specificity"])
-    result = bc.fit(mm.build(base, mm.Priors.flat()), "map")
+    # the start is the add-a-half calibration proportion (N00 + 1/2)/(m0 + 1), computed here
+    # from the raw labels, not through the model's or the twin's helpers
+    y0 = base.y_cal == 0
+    np.testing.assert_allclose(q0, ((base.yhat_cal[y0] == 0).sum(axis=0) + 0.5) / (y0.sum() + 1))
+    result = bc.fit(mm.build(base, priors=mm.Priors.flat()), "map")
     np.testing.assert_allclose(map_vector(result), vector(mf.fit(base)), atol=1e-5)
+
+
+# ------------------------------------------------------------------ covariance kinds
+def correlated_judges(seed: int, m: int, n: int) -> Labels:
+    """Two judges whose errors are dependent given Y (judge_b copies judge_a on 60 % of the
+    items): the model's conditional independence fails, so the per-item sandwich differs from
+    the model-based covariances (by 10-40 % here)."""
+    rng = np.random.default_rng(seed)
+
+    def judges(y: np.ndarray) -> np.ndarray:
+        a = np.where(y == 1, rng.uniform(size=len(y)) < 0.8, rng.uniform(size=len(y)) >= 0.85)
+        own = np.where(y == 1, rng.uniform(size=len(y)) < 0.75,
+                       rng.uniform(size=len(y)) >= 0.8)
+        b = np.where(rng.uniform(size=len(y)) < 0.6, a, own)
+        return np.c_[a, b].astype(float)
+
+    y_cal = rng.binomial(1, 0.4, m).astype(float)
+    y_test = rng.binomial(1, 0.4, n).astype(float)
+    return Labels.from_arrays(y_cal, judges(y_cal), judges(y_test), judges=["a", "b"])
+
+
+CORRELATED = correlated_judges(61, m=300, n=3000)
+
+
+def item_rows(labels: Labels) -> np.ndarray:
+    """One row per item: (human label or 0, calibration flag, judge labels...)."""
+    cal = np.c_[labels.y_cal, np.ones(labels.m), labels.yhat_cal]
+    test = np.c_[np.zeros(labels.n), np.zeros(labels.n), labels.yhat_test]
+    return np.vstack([cal, test])
+
+
+def statsmodels_covariance(labels: Labels, x: np.ndarray, kind: str) -> np.ndarray:
+    """Observed or sandwich covariance from statsmodels' GenericLikelihoodModel on the items:
+    its numerical Hessian and per-item scores (numdiff), at the twin's estimate x."""
+    from statsmodels.base.model import GenericLikelihoodModel
+
+    k = labels.n_judges
+
+    class Items(GenericLikelihoodModel):  # type: ignore[misc]
+        def loglikeobs(self, params: np.ndarray) -> np.ndarray:
+            theta, q0, q1 = params[0], params[1:1 + k], params[1 + k:]
+            y, cal, yhat = self.endog[:, 0], self.endog[:, 1], self.endog[:, 2:]
+            a1 = theta * np.prod(np.where(yhat == 1, q1, 1 - q1), axis=1)
+            a0 = (1 - theta) * np.prod(np.where(yhat == 1, 1 - q0, q0), axis=1)
+            return np.log(np.where(cal == 1, np.where(y == 1, a1, a0), a1 + a0))
+
+    rows = item_rows(labels)
+    model = Items(rows, np.ones((len(rows), 1)))
+    scores = model.score_obs(x)
+    assert np.abs(scores.sum(axis=0)).max() < 1e-4 * len(rows)  # x is the maximum
+    bread = np.linalg.inv(-model.hessian(x))
+    if kind == "observed":
+        return np.asarray(bread)
+    return np.asarray(bread @ (scores.T @ scores) @ bread)
+
+
+def enumerated_expected_information(labels: Labels, x: np.ndarray) -> np.ndarray:
+    """m E_cal[s sᵀ] + n E_test[s sᵀ] by enumerating every pattern, scores by central finite
+    differences of the pattern log-probabilities (no use of the twin's code)."""
+    k = labels.n_judges
+    grid = np.array(np.meshgrid(*[[0, 1]] * k, indexing="ij")).reshape(k, -1).T
+
+    def log_prob(v: np.ndarray, y: int | None, yh: np.ndarray) -> float:
+        theta, q0, q1 = v[0], v[1:1 + k], v[1 + k:]
+        a1 = theta * np.prod(np.where(yh == 1, q1, 1 - q1))
+        a0 = (1 - theta) * np.prod(np.where(yh == 1, 1 - q0, q0))
+        return float(np.log(a1 + a0 if y is None else (a1 if y == 1 else a0)))
+
+    def outer(y_values: list[int | None]) -> np.ndarray:
+        total = np.zeros((len(x), len(x)))
+        for y in y_values:
+            for yh in grid:
+                score = np.array([(log_prob(x + e, y, yh) - log_prob(x - e, y, yh)) / 2e-6
+                                  for e in np.eye(len(x)) * 1e-6])
+                total += np.exp(log_prob(x, y, yh)) * np.outer(score, score)
+        return total
+
+    return labels.m * outer([0, 1]) + labels.n * outer([None])
+
+
+@pytest.mark.parametrize("kind", ["expected", "observed", "sandwich"])
+@pytest.mark.parametrize("which", ["d11", "correlated"])
+def test_every_information_kind_matches_an_independent_computation(kind: str, which: str
+                                                                   ) -> None:
+    """Bugs caught: standard errors scaled by a constant (x1.2 is 44 % on the variance), the
+    expected information returned for the observed one or the other way round (25 % apart on
+    D11), a sandwich built on the expected bread or with the meat left out (10-40 % apart on
+    the correlated judges). Each kind, through the public fit, against: statsmodels'
+    GenericLikelihoodModel on the items (its numerical Hessian; with its numerical per-item
+    scores for the sandwich) and the pattern-enumerated E[s sᵀ] with finite-difference scores
+    (expected)."""
+    labels = D11 if which == "d11" else CORRELATED
+    est = mf.fit(labels, information=kind)
+    assert est.info["information"] == kind and est.info["information_reason"] == "requested"
+    x = vector(est)
+    if kind == "expected":
+        reference = np.linalg.inv(enumerated_expected_information(labels, x))
+    else:
+        reference = statsmodels_covariance(labels, x, kind)
+    np.testing.assert_allclose(est.cov, reference, rtol=2e-4, atol=1e-12)
+
+
+def test_information_kinds_differ_on_the_test_data() -> None:
+    """The data above tell the kinds apart (else the pins could not catch a swap): on D11 the
+    expected and observed prevalence variances differ by 20 %; on the correlated judges the
+    sandwich differs from both by more than 10 % in some term. With one judge the sandwich
+    equals the observed information at the MLE (the model is saturated on the items' patterns
+    up to the labelling design): the test pins that identity too."""
+    fits = {kind: mf.fit(D11, information=kind) for kind in mf.INFORMATION}
+    ratio = fits["expected"].cov[0, 0] / fits["observed"].cov[0, 0]
+    assert abs(ratio - 1) > 0.2
+    np.testing.assert_allclose(fits["sandwich"].cov, fits["observed"].cov, rtol=1e-6)
+    corr = {kind: mf.fit(CORRELATED, information=kind) for kind in mf.INFORMATION}
+    for other in ("expected", "observed"):
+        rel = np.abs(np.diag(corr["sandwich"].cov) / np.diag(corr[other].cov) - 1)
+        assert rel.max() > 0.1, (other, rel)
+
+
+def test_auto_resolves_to_expected_and_records_why() -> None:
+    est = mf.fit(D11)
+    assert est.info["information"] == "expected"
+    assert "no cluster key" in est.info["information_reason"]
+    np.testing.assert_allclose(est.cov, mf.fit(D11, information="expected").cov, rtol=0)
+
+
+def test_cluster_and_unknown_kinds_are_refused_before_fitting(monkeypatch) -> None:
+    """Items carry no cluster key: information='cluster', a cluster= key or a correction= are
+    refused by name (never ignored), before any optimizer runs."""
+    def no_fit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the optimizer ran before the request was checked")
+
+    monkeypatch.setattr(mf, "_newton", no_fit)
+    with pytest.raises(ValueError, match="information='cluster' is not available"):
+        mf.fit(D11, information="cluster")
+    with pytest.raises(ValueError, match="cluster='battle' only appl"):
+        mf.fit(D11, cluster="battle", information="observed")
+    with pytest.raises(ValueError, match="not available"):
+        mf.fit(D11, cluster="battle")
+    with pytest.raises(ValueError, match="correction='CR0' only appl"):
+        mf.fit(D11, correction="CR0", information="sandwich")
+    with pytest.raises(ValueError, match="information must be one of"):
+        mf.fit(D11, information="hessian")
+
+
+def test_penalized_sandwich_uses_the_penalized_bread() -> None:
+    """With a penalty the bread is minus the Hessian of the penalized objective, the meat the
+    likelihood's per-item scores: checked against finite differences of the public loglik plus
+    the Beta log densities."""
+    est = mf.fit(CORRELATED, information="sandwich", penalty=mm.Priors())
+    x = vector(est)
+    k = CORRELATED.n_judges
+    a = np.r_[1.0, [2.0] * 2 * k]
+    b = a.copy()
+
+    def objective(v: np.ndarray) -> float:
+        return (mf.loglik(as_params(v[0], v[1:1 + k], v[1 + k:]), CORRELATED)
+                + float(np.sum(beta.logpdf(v, a, b))))
+
+    h = 1e-5
+    hess = np.zeros((len(x), len(x)))
+    for i in range(len(x)):
+        for j in range(len(x)):
+            ei, ej = np.eye(len(x))[i] * h, np.eye(len(x))[j] * h
+            hess[i, j] = (objective(x + ei + ej) - objective(x + ei - ej)
+                          - objective(x - ei + ej) + objective(x - ei - ej)) / (4 * h * h)
+    rows = item_rows(CORRELATED)
+    scores = np.zeros((len(rows), len(x)))
+    for i in range(len(x)):
+        e = np.eye(len(x))[i] * 1e-6
+
+        def per_item(v: np.ndarray) -> np.ndarray:
+            theta, q0, q1 = v[0], v[1:1 + k], v[1 + k:]
+            y, cal, yhat = rows[:, 0], rows[:, 1], rows[:, 2:]
+            a1 = theta * np.prod(np.where(yhat == 1, q1, 1 - q1), axis=1)
+            a0 = (1 - theta) * np.prod(np.where(yhat == 1, 1 - q0, q0), axis=1)
+            return np.log(np.where(cal == 1, np.where(y == 1, a1, a0), a1 + a0))
+
+        scores[:, i] = (per_item(x + e) - per_item(x - e)) / 2e-6
+    bread = np.linalg.inv(-hess)
+    np.testing.assert_allclose(est.cov, bread @ (scores.T @ scores) @ bread, rtol=1e-4)
+
+
+def test_converged_comes_from_the_optimizer(monkeypatch) -> None:
+    """Bug caught: ``converged=True`` hard-coded for the Newton path. An optimizer stopped
+    after one BFGS iteration and no Newton step reports converged=False and warns."""
+    monkeypatch.setattr(mf, "_BFGS_MAX_ITER", 1)
+    monkeypatch.setattr(mf, "_NEWTON_MAX_STEPS", 0)
+    with pytest.warns(ConvergenceWarning, match="without converging"):
+        est = mf.fit(K3)
+    assert est.converged is False
+    monkeypatch.undo()
+    assert mf.fit(K3).converged is True
+
+
+# ------------------------------------------------------------------ data layer, priors
+def test_label_patterns_by_bit_packing_equal_the_row_unique() -> None:
+    """Bug caught: a packing that mixes up bit order (judge order, the human label's bit) or
+    drops an empty code. Binary patterns by packing = np.unique(axis=0) over the rows, in the
+    same order; the general path (binary=False) and the many-judge path (sorting packed codes)
+    give the same counts."""
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 2, 80).astype(float)
+    cal, test = rng.integers(0, 2, (80, 4)).astype(float), rng.integers(0, 2, (900, 4))
+    labels = Labels.from_arrays(y, cal, test.astype(float))
+    pat = labels.patterns()
+    rows_cal, c_cal = np.unique(np.c_[y, cal], axis=0, return_counts=True)
+    rows_test, c_test = np.unique(test, axis=0, return_counts=True)
+    np.testing.assert_array_equal(pat.yhat, np.vstack([rows_cal[:, 1:], rows_test]))
+    np.testing.assert_array_equal(pat.y[~pat.test], rows_cal[:, 0])
+    np.testing.assert_array_equal(pat.count, np.r_[c_cal, c_test])
+    assert pat.m == 80 and pat.n == 900 and pat.count.sum() == 980
+    general = labels.patterns(binary=False)
+    for field in ("yhat", "y", "test", "count"):
+        np.testing.assert_array_equal(getattr(general, field), getattr(pat, field))
+    chosen = labels.patterns(["judge_2", "judge_0"])
+    np.testing.assert_array_equal(chosen.yhat[chosen.test],
+                                  np.unique(test[:, [2, 0]], axis=0))
+    # 21 judges: 2^22 codes, counted by sorting the packed integers instead of a bincount
+    wide = Labels.from_arrays(y, rng.integers(0, 2, (80, 21)).astype(float),
+                              rng.integers(0, 2, (900, 21)).astype(float))
+    many = wide.patterns()
+    np.testing.assert_array_equal(many.count, wide.patterns(binary=False).count)
+    with pytest.raises(DataError, match="0 or 1"):
+        Labels.from_arrays([1, 0], [[1, 2], [0, 1]], [[1, 1]]).patterns()
+    assert Labels.from_arrays([1, 0], [2.0, 1.0], [3.0]).patterns(binary=False).names == [
+        "y=0 yhat=1", "y=1 yhat=2", "yhat=3"]
+
+
+def test_priors_use_the_shared_checks() -> None:
+    """A Beta pair must be two finite positive numbers (a bool, NaN, a zero or a single number
+    is refused by the one shared check, in the model's Priors and the twin's penalty)."""
+    for bad in ((True, 1.0), (0.0, 1.0), (np.nan, 1.0), (2.0,), "ab"):
+        with pytest.raises(ValueError, match="Beta"):
+            mm.Priors(prevalence=bad)  # type: ignore[arg-type]
+
+    class Loose:
+        prevalence = (1.0, 1.0)
+        specificity = (2.0, -1.0)
+        sensitivity = (2.0, 2.0)
+
+    with pytest.raises(ValueError, match=r"penalty\.specificity must be a Beta"):
+        mf.fit(D11, penalty=Loose())
+    with pytest.raises(TypeError, match="priors must be"):
+        mm.build(D11, priors=Loose())  # type: ignore[arg-type]
+    flat = mm.Priors.flat()
+    assert flat.prevalence == flat.specificity == flat.sensitivity == (1.0, 1.0)
+
+
+def test_model_imports_no_twin() -> None:
+    """Models never import twins: a shared bug in a reduction would pass both."""
+    import ast
+    from pathlib import Path
+
+    for module in ("misclassification", "score_calibration"):
+        path = Path(__file__).resolve().parents[1] / "bayescal" / "models" / f"{module}.py"
+        tree = ast.parse(path.read_text())
+        imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names]
+        assert not [m for m in imported if m and "frequentist" in m], (module, imported)

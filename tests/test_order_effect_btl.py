@@ -1,4 +1,4 @@
-"""DIAL's order-effect BTL (seed 000, model (1)): identification, twin and PyMC model pinned."""
+"""DIAL's order-effect BTL (model (1)): identification, twin and PyMC model pinned."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
 from bayescal.frequentist import judge_discrimination_btl as jdf
 from bayescal.frequentist import order_effect_btl as oef
+from bayescal.frequentist.covariance import FewClustersWarning
 from bayescal.identify import IdentificationError, IdentificationWarning
 from bayescal.models import order_effect_btl as oe
 
@@ -167,6 +168,9 @@ _SM_COV = {
     "sandwich": {"cov_type": "HC0"},
     "cluster": {"cov_type": "cluster", "cov_kwds": {"use_correction": False}},
 }
+# the twin's arguments that reproduce each statsmodels covariance: DIAL's cells, no factor
+_TWIN_COV = {"expected": {}, "observed": {}, "sandwich": {},
+             "cluster": {"cluster": "judge_pair", "correction": "CR0"}}
 
 
 def _statsmodels_raw(data, information):
@@ -200,15 +204,16 @@ def _assert_same(est, se, ref_est, ref_se):
     np.testing.assert_allclose(se, ref_se, rtol=1e-6)
 
 
-@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
+@pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
 @pytest.mark.parametrize("information", ["expected", "observed", "sandwich", "cluster"])
 def test_twin_equals_statsmodels_logit(data, information):
     """Estimates and standard errors equal statsmodels' Logit on the verdict rows with design
     [D_k C, z_k]: Fisher information, HC0 sandwich, and the cluster-robust sandwich with
-    clusters (judge, unordered pair) and no small-sample factor. Catches a wrong information
-    matrix, a meat built per cell instead of per verdict or per cluster, a dropped order
-    column, or a wrong chart back-transformation. An SE 20% too wide fails (checked below)."""
-    est = oef.fit(data, information=information)
+    clusters (judge, unordered pair) and no small-sample factor (``cluster="judge_pair",
+    correction="CR0"``, DIAL's convention). Catches a wrong information matrix, a meat built
+    per cell instead of per verdict or per cluster, a dropped order column, or a wrong chart
+    back-transformation. An SE 20% too wide fails (checked below)."""
+    est = oef.fit(data, information=information, **_TWIN_COV[information])
     ref_est, ref_se = _statsmodels_raw(data, information)
     got_est, got_se = _twin_raw(est, data)
     _assert_same(got_est, got_se, ref_est, ref_se)
@@ -253,6 +258,172 @@ def test_gradient_matches_finite_differences_and_vanishes_at_the_mle(data, rng):
     assert np.max(np.abs(g - g.mean(axis=1, keepdims=True))) < 1e-6
 
 
+# ---------------------------------------------------------------- every kind, on data with ties
+def _verdict_rows(data: Comparisons, tie_share: float, seed: int) -> pd.DataFrame:
+    """The cells of ``data`` expanded to one row per verdict, a share of them made ties."""
+    cells = data.to_frame()
+    rep = np.repeat(np.arange(len(cells)), data.count.astype(int))
+    rows = cells.iloc[rep].reset_index(drop=True)
+    # within a cell the first `wins` rows are wins of item_i
+    rank = rows.groupby(rep).cumcount().to_numpy()
+    outcome = (rank < data.wins.astype(int)[rep]).astype(float)
+    outcome[np.random.default_rng(seed).random(len(rows)) < tie_share] = 0.5
+    return pd.DataFrame({"item_a": rows["item_i"], "item_b": rows["item_j"],
+                         "judge": rows["judge"], "order": rows["order"], "outcome": outcome})
+
+
+@pytest.fixture(scope="module")
+def tied(data):
+    """The simulated verdicts, one in five made a tie: a quasi-likelihood with residuals far from
+    zero, on which the model-based, HC0 and clustered covariances all differ."""
+    df = _verdict_rows(data, 0.2, seed=23)
+    return df, Comparisons.from_frame(df)
+
+
+def _stacked_glm(df: pd.DataFrame, data: Comparisons) -> tuple[sm.GLM, np.ndarray]:
+    """statsmodels' binomial GLM on the rows, all judges in one design: judge k's columns are
+    a sum-zero chart of its scores (scipy's null space, not the twin's basis) and its order
+    column. Returns the model and the map from its coefficients to the twin's (S, b) terms."""
+    from scipy.linalg import null_space
+
+    n, k = data.n_items, data.n_judges
+    basis = null_space(np.ones((1, n)))
+    ia = pd.Index(data.items).get_indexer(df["item_a"])
+    ib = pd.Index(data.items).get_indexer(df["item_b"])
+    kk = pd.Index(data.judges).get_indexer(df["judge"])
+    x = np.zeros((len(df), k * n))
+    cols = kk[:, None] * n + np.arange(n - 1)
+    np.put_along_axis(x, cols, basis[ia] - basis[ib], axis=1)
+    x[np.arange(len(df)), kk * n + n - 1] = df["order"].to_numpy(float)
+    to_raw = np.zeros((k * (n + 1), k * n))
+    for j in range(k):
+        to_raw[j * n:(j + 1) * n, j * n:j * n + n - 1] = basis
+        to_raw[k * n + j, j * n + n - 1] = 1.0
+    return sm.GLM(df["outcome"].to_numpy(float), x, family=sm.families.Binomial()), to_raw
+
+
+def _groups(df: pd.DataFrame, key: str) -> np.ndarray:
+    pair = np.where(df["item_a"] < df["item_b"], df["item_a"] + "|" + df["item_b"],
+                    df["item_b"] + "|" + df["item_a"])
+    return pd.factorize(df["judge"] + "/" + pair if key == "judge_pair" else pair)[0]
+
+
+def _assert_cov(got: np.ndarray, ref: np.ndarray, atol: float = 1e-7, msg: str = "") -> None:
+    """Covariances equal relative to the standard errors (scale-free, cross terms included)."""
+    scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
+    np.testing.assert_allclose(got / scale, ref / scale, rtol=0, atol=atol, err_msg=msg)
+
+
+@pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
+def test_every_kind_equals_statsmodels_glm_on_tied_rows(tied):
+    """Each covariance kind, the full matrix over all judges, equals statsmodels' binomial GLM on
+    the verdict rows (ties as y = 1/2): nonrobust for expected and observed (equal for this
+    logit model), HC0 for the sandwich, cov_type="cluster" by (judge, pair) for the cluster
+    kind. statsmodels' ``use_correction=False`` is CR0; CR1 is that times G/(G-1) (its
+    ``use_correction=True`` multiplies by a further (n-1)/(n-p), checked here too). Catches an
+    SE 20 % off, a meat without the within-cell variance of ties, a missing or doubled
+    G/(G-1), a meat summed per cell instead of per cluster, and a wrong chart."""
+    df, data = tied
+    model, to_raw = _stacked_glm(df, data)
+    groups = _groups(df, "judge_pair")
+    g = groups.max() + 1
+    ref = {"nonrobust": model.fit(tol=1e-13), "HC0": model.fit(tol=1e-13, cov_type="HC0")}
+    for flag in (False, True):
+        ref[f"cluster {flag}"] = model.fit(tol=1e-13, cov_type="cluster",
+                                           cov_kwds={"groups": groups, "use_correction": flag})
+    raw = {name: to_raw @ r.cov_params() @ to_raw.T for name, r in ref.items()}
+    n_obs, n_par = len(df), to_raw.shape[1]
+    np.testing.assert_allclose(raw["cluster True"],
+                               raw["cluster False"] * g / (g - 1) * (n_obs - 1) / (n_obs - n_par),
+                               rtol=1e-10)
+    cases = {"expected": ({}, raw["nonrobust"]), "observed": ({}, raw["nonrobust"]),
+             "sandwich": ({}, raw["HC0"]),
+             "cluster": ({"cluster": "judge_pair"}, raw["cluster False"] * g / (g - 1)),
+             "cluster CR0": ({"cluster": "judge_pair", "correction": "CR0"},
+                             raw["cluster False"])}
+    for name, (kw, want) in cases.items():
+        est = oef.fit(data, information=name.split()[0], **kw)
+        coef = to_raw @ ref["nonrobust"].params
+        np.testing.assert_allclose(np.r_[est.params["ability"].values.ravel(),
+                                         est.params["order_effect"].values], coef, atol=1e-8)
+        _assert_cov(est.cov, want, msg=name)
+    # the data discriminate between the kinds (each comparison above can fail)
+    for a, b in (("nonrobust", "HC0"), ("HC0", "cluster False")):
+        assert not np.allclose(raw[a], raw[b], rtol=0.05), (a, b)
+
+
+def test_observed_information_equals_finite_differences_of_loglik(tied):
+    """The model-based covariance is the inverse of minus the Hessian of the public ``loglik``
+    (central differences in a chart of our own), so ``expected`` and ``observed`` are both
+    pinned to the likelihood itself, not only to statsmodels."""
+    from scipy.linalg import null_space
+    from statsmodels.tools.numdiff import approx_hess3
+
+    _, data = tied
+    est = oef.fit(data, information="observed")
+    n, k = data.n_items, data.n_judges
+    basis = null_space(np.ones((1, n)))
+    s_hat, b_hat = est.params["ability"].values, est.params["order_effect"].values
+    theta0 = np.r_[(s_hat @ basis).ravel(), b_hat]
+
+    def ll(theta):
+        u = theta[: k * (n - 1)].reshape(k, n - 1)
+        return oef.loglik({"ability": u @ basis.T, "order_effect": theta[k * (n - 1):]}, data)
+
+    cov_free = np.linalg.inv(-approx_hess3(theta0, ll))
+    jac = np.zeros((k * (n + 1), k * (n - 1) + k))
+    for j in range(k):
+        jac[j * n:(j + 1) * n, j * (n - 1):(j + 1) * (n - 1)] = basis
+        jac[k * n + j, k * (n - 1) + j] = 1.0
+    _assert_cov(est.cov, jac @ cov_free @ jac.T, atol=2e-5)
+
+
+def test_a_named_key_is_used_or_refused_before_fitting():
+    """``cluster=`` naming a key the data do not carry, or with a kind that uses no key, is
+    refused before fitting: on data the fit itself would refuse (an unidentified order
+    effect), the error is about the key. Before: the key was ignored."""
+    rows = [("A", "C", 1, 3, 2), ("A", "D", 1, 2, 3), ("B", "C", 1, 3, 2), ("B", "D", 1, 2, 3)]
+    bad = Comparisons.from_frame(frame(rows, "gpt-x"))
+    with pytest.raises(IdentificationError):
+        oef.fit(bad)
+    for kw, message in (({"information": "cluster", "cluster": "nonexistent"},
+                         "unknown cluster key 'nonexistent'"),
+                        ({"cluster": "nonexistent"}, "unknown cluster key 'nonexistent'"),
+                        ({"information": "expected", "cluster": "judge_pair"},
+                         "only apply to information='cluster'"),
+                        ({"information": "sandwich", "correction": "CR0"},
+                         "only apply to information='cluster'"),
+                        ({"information": "cluster"}, "needs a cluster key"),
+                        ({"information": "cluster", "cluster": "judge_pair",
+                          "correction": "CR2"}, "correction must be")):
+        with pytest.raises(ValueError, match=message) as err:
+            oef.fit(bad, **kw)
+        assert not isinstance(err.value, IdentificationError), kw
+
+
+@pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
+def test_auto_resolves_by_the_documented_rule_and_is_recorded(data, tied):
+    """information="auto" (the default): binary verdicts without a key -> expected; ties ->
+    sandwich; a key carried by the data -> cluster by that key, CR1; cluster= named ->
+    cluster. The resolved kind, key, correction and reason are in ``Estimate.info`` and the
+    covariance is the one of the named kind."""
+    df, with_ties = tied
+    keyed = Comparisons.from_frame(df.assign(battle=np.arange(len(df)) // 3), cluster="battle")
+    cases = [(data, {}, ("expected", None, None)),
+             (with_ties, {}, ("sandwich", None, None)),
+             (keyed, {}, ("cluster", "battle", "CR1")),
+             (with_ties, {"cluster": "judge_pair"}, ("cluster", "judge_pair", "CR1"))]
+    for d, kw, (kind, key, corr) in cases:
+        auto = oef.fit(d, **kw)
+        assert (auto.info["information"], auto.info["cluster"], auto.info["correction"]) == (
+            kind, key, corr)
+        assert auto.info["information_reason"] != "requested"
+        named = oef.fit(d, information=kind, **({"cluster": key} if key else {}))
+        assert named.info["information_reason"] == "requested"
+        np.testing.assert_array_equal(auto.cov, named.cov)
+    assert keyed.quasi_likelihood  # the key wins over the ties
+
+
 def test_ties_enter_the_sandwich_through_the_squared_outcomes():
     """Two ties replace a win and a loss: the point estimate is unchanged (y sums are equal)
     but the verdict-level sandwich sees less residual variance, so its SE shrinks."""
@@ -276,12 +447,12 @@ TIGHT = oe.Priors(ability_sd=0.5, order_effect_sd=0.3)
 
 @pytest.fixture(scope="module")
 def tight_model(data):
-    return oe.build(data, TIGHT)
+    return oe.build(data, priors=TIGHT)
 
 
 @pytest.fixture(scope="module")
 def flat_model(data):
-    return oe.build(data, oe.Priors.flat())
+    return oe.build(data, priors=oe.Priors.flat())
 
 
 def _model_params(model, point):
@@ -375,15 +546,17 @@ def test_standard_error_matches_monte_carlo_spread():
 
 
 def test_few_clusters_warn_and_too_few_refuse(data):
-    """5 items give 10 pairs per judge for 5 parameters: a warning; 2 items give 1 cluster."""
-    with pytest.warns(UserWarning, match="10 .judge, pair. clusters for 5 parameters"):
-        oef.fit(data, information="cluster")
+    """5 items give 10 (judge, pair) clusters per judge for 5 parameters: a warning naming the
+    judge; 2 items give 1 cluster for 2 parameters: refused, before fitting."""
+    with pytest.warns(FewClustersWarning,
+                      match=r"by 'judge_pair': 10 clusters for 5 parameters \(judge 'judge_00'\)"):
+        oef.fit(data, information="cluster", cluster="judge_pair")
     two = Comparisons.from_frame(frame([("A", "B", 1, 6, 4), ("A", "B", -1, 4, 6)]))
-    with pytest.raises(ValueError, match="singular"):
-        oef.fit(two, information="cluster")
+    with pytest.raises(ValueError, match=r"singular: 1 clusters for 2 parameters"):
+        oef.fit(two, information="cluster", cluster="judge_pair")
 
 
-@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
+@pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
 def test_cluster_sandwich_widens_under_pair_overdispersion():
     """With judge-pair noise ε_kij ~ N(0, 1) (DIAL §6.1 row 2; ~360 verdicts share each
     ε) the clustered SE of b is well above the model-based one; the independent-verdict
@@ -394,16 +567,17 @@ def test_cluster_sandwich_widens_under_pair_overdispersion():
     truth = simulate.order_effect_truth(8, 3, random_seed=9)
     noisy = simulate.order_effect_btl(truth, 30_000, pair_sd=1.0, random_seed=10)
     base = oef.fit(noisy).se.filter(like="order_")
-    ratio = oef.fit(noisy, information="cluster").se.filter(like="order_") / base
+    ratio = oef.fit(noisy, information="cluster",
+                    cluster="judge_pair").se.filter(like="order_") / base
     assert np.exp(np.log(ratio).mean()) > 1.4 and (ratio > 1).all(), ratio
     hc0 = oef.fit(noisy, information="sandwich").se.filter(like="order_") / base
     assert hc0.between(0.8, 1.25).all(), hc0
 
 
-# ---------------------------------------------------------------- tests of b (§1.11)
-@pytest.mark.filterwarnings("ignore:judge .* clusters:UserWarning")
+# ---------------------------------------------------------------- tests of b (DIAL App. B.3)
+@pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
 def test_wald_tests_and_holm(data):
-    est = oef.fit(data, information="cluster")
+    est = oef.fit(data, information="cluster", cluster="judge_pair")
     tab = oef.order_effect_tests(est)
     k = data.n_judges
     assert len(tab) == k + k * (k - 1) // 2
@@ -422,7 +596,7 @@ def test_wald_tests_and_holm(data):
     np.testing.assert_allclose(pw["p_holm"], multipletests(pw["p_value"], method="holm")[1])
 
 
-# ---------------------------------------------------------------- probabilities (§1.13)
+# ---------------------------------------------------------------- probabilities (DIAL App. B.2)
 @pytest.mark.parametrize("delta, b, p_avg, p_deb", [
     (1.0, 0.5, 0.720017, 0.731059), (2.0, 1.0, 0.841816, 0.880797),
     (0.5, -0.8, 0.605696, 0.622459),
@@ -470,7 +644,7 @@ def test_pairwise_probabilities_delta_method(data, rng):
     assert width == pytest.approx(2 * z * se / (p * (1 - p)), rel=1e-5)
 
 
-# ---------------------------------------------------------------- pooled baseline (§1.12)
+# ---------------------------------------------------------------- pooled baseline (DIAL §6)
 def test_pooled_baseline_is_the_unweighted_btl_and_is_biased_by_display_order():
     """Pooled = BTL with judges and orders collapsed. When one item is mostly shown first to
     judges with b > 0, pooling credits it with the position advantage; the order-aware fit
@@ -544,3 +718,58 @@ def test_llmbar_loader():
     assert acc["GPT-4"] == pytest.approx(0.76, abs=0.006)
     with pytest.raises(ValueError, match="unknown strategies"):
         _real(bc.datasets.llmbar, strategies="Nope")
+
+
+# ---------------------------------------------------------------- one shape (issue 14)
+def test_signatures_priors_and_coordinates(data):
+    """``build(data, *, priors=None)``, ``fit(data, *, ...)`` with information="auto",
+    ``loglik(params, data)``; Priors validated with the shared check, ``Priors.flat()``; the
+    observed variable is ``outcome`` over ``cell`` labelled by ``Comparisons.cell_labels``.
+    Before: priors positional, no validation (a negative sd reached PyMC), cells numbered."""
+    import inspect
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    build = inspect.signature(oe.build).parameters
+    assert build["priors"].kind is kw and build["priors"].default is None
+    fit = inspect.signature(oef.fit).parameters
+    assert all(p.kind is kw for name, p in fit.items() if name != "data")
+    assert (fit["information"].default, fit["cluster"].default,
+            fit["correction"].default) == ("auto", None, None)
+    assert list(inspect.signature(oef.loglik).parameters) == ["params", "data"]
+    with pytest.raises(TypeError):
+        oe.build(data, oe.Priors())  # type: ignore[misc]
+    assert oe.Priors.flat() == oe.Priors(ability_sd=None, order_effect_sd=None)
+    for field in ("ability_sd", "order_effect_sd"):
+        for bad in (0.0, -1.0, float("nan"), float("inf"), "2", True):
+            with pytest.raises(ValueError, match=f"{field} must be a finite positive number"):
+                oe.Priors(**{field: bad})
+    with pytest.raises(TypeError, match=r"order_effect_btl\.Priors"):
+        oe.build(data, priors=jdf)  # type: ignore[arg-type]
+    model = oe.build(data)
+    assert [rv.name for rv in model.observed_RVs] == ["outcome"]
+    assert model.named_vars_to_dims["outcome"] == ("cell",)
+    assert list(model.coords["cell"]) == data.cell_labels()
+    assert all(label.endswith(" first)") for label in model.coords["cell"])
+    est = oef.fit(data)
+    assert est.converged is True and est.info["converged"] is True
+
+
+def test_the_models_import_no_twin_and_no_private_name():
+    """The PyMC models take the BTL kernel from ``bayescal.models._btl`` and nothing from a
+    frequentist twin or from each other's private names (before: the order-effect model
+    imported ``_kernel_logp`` from the judge-discrimination model)."""
+    import ast
+    from pathlib import Path
+
+    import bayescal.models
+
+    root = Path(bayescal.models.__file__).parent
+    for stem in ("order_effect_btl", "judge_discrimination_btl"):
+        tree = ast.parse((root / f"{stem}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("bayescal.frequentist"), (stem, node.module)
+                if node.module.startswith("bayescal.models"):
+                    assert node.module == "bayescal.models._btl", (stem, node.module)
+                else:
+                    assert not any(a.name.startswith("_") for a in node.names), (stem, node.module)

@@ -188,7 +188,7 @@ def low_rank():
 
     truth = simulate.low_rank_judges_truth(6, 4, 1, random_seed=1)
     data = simulate.low_rank_judges(truth, 3000, random_seed=2)
-    return {"data": data, "fits": [lr_f.fit(data, 1), bc.fit(lr.build(data, rank=1), "map")]}
+    return {"data": data, "fits": [lr_f.fit(data, rank=1), bc.fit(lr.build(data, rank=1), "map")]}
 
 
 @pytest.mark.parametrize("which", [0, 1])

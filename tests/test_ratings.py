@@ -1,4 +1,5 @@
-"""Ratings (seed 003 input) and the llm-rubric loader: bad input is refused naming the item."""
+"""Ratings (the input of Subasic et al. 2026) and the llm-rubric loader: bad input is refused
+naming the item."""
 
 from __future__ import annotations
 

@@ -196,7 +196,8 @@ def test_log_likelihood_is_per_cell_and_sums_to_the_twin_loglik(btl_fits, btl_da
             if name == "judge-aware":
                 params["discrimination"] = post["discrimination"].values[chain, draw]
             total = float(ll.values[chain, draw].sum())
-            assert total == pytest.approx(jd_f.loglik(params, btl_data), rel=1e-10)
+            assert total == pytest.approx(jd_f.loglik(params, btl_data, discrimination=(
+                name == "judge-aware")), rel=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore:Numba will use object mode")

@@ -113,3 +113,45 @@ def test_empty_split_is_a_clear_data_error() -> None:
         misclassification(5, labelled_fraction=1e-9, **kw)
     with pytest.raises(DataError, match="test set is empty"):
         misclassification(5, labelled_fraction=1 - 1e-9, **kw)
+
+
+# ---------------------------------------------------------------- DIAL's low-rank judges
+@pytest.mark.parametrize("mode", ["random", "overdispersed", "both_orders"])
+def test_low_rank_judges_simulator_modes(mode: str) -> None:
+    """Every documented mode of ``simulate.low_rank_judges`` returns binary verdicts with the
+    order recorded, n_l of them, and win rates inside a 4-sd band of the model's σ(η) where ε = 0
+    (both_orders, DIAL's real-data design, used to crash on its own soft outcomes)."""
+    from bayescal import simulate
+
+    truth = simulate.low_rank_judges_truth(6, 3, 1, random_seed=1)
+    kwargs = {"random": {}, "overdispersed": {"overdispersion": 1.0},
+              "both_orders": {"both_orders": True}}[mode]
+    data = simulate.low_rank_judges(truth, 9000, random_seed=2, **kwargs)
+    assert data.n_rows == 9000 and data.has_order and not data.quasi_likelihood
+    S, b = truth["ability"].values, truth["order_effect"].values
+    p = 1 / (1 + np.exp(-(S[data.judge, data.item_i] - S[data.judge, data.item_j]
+                          + data.order * b[data.judge])))
+    z = (data.wins - data.count * p) / np.sqrt(data.count * p * (1 - p))
+    if mode == "overdispersed":
+        assert np.std(z) > 1.5  # ε_kij adds between-cell variance
+    else:
+        assert np.abs(z).max() < 4.5 and 0.8 < np.std(z) < 1.2
+    if mode == "both_orders":
+        # every (judge, pair) in both orders, counts equal up to one
+        assert data.n_cells == 3 * 15 * 2 and data.count.max() - data.count.min() <= 1
+    else:
+        first = (data.count * (data.order == 1)).sum() / data.count.sum()
+        assert within(first, 0.75, 9000)
+
+
+def test_simulate_dial_human_comparisons() -> None:
+    """The human comparisons of ``simulate_dial.human`` follow σ(s_hi − s_hj) (4-sd band)."""
+    from bayescal import simulate_dial as sd
+
+    par = sd.truth(5, 3, 1, random_seed=3)
+    human = sd.human(par, 4000, random_seed=4)
+    assert human.humans == ("human",) and human.n_rows == 4000
+    s = par["s_h"]
+    p = 1 / (1 + np.exp(-(s[human.item_i] - s[human.item_j])))
+    z = (human.wins - human.count * p) / np.sqrt(human.count * p * (1 - p))
+    assert np.abs(z).max() < 4.5

@@ -1,9 +1,10 @@
 """λ chosen by GACV (twin) and by PSIS-LOO over human comparisons (power posteriors), side by side.
 
-SPEC §1.9 and §1.16 on one simulated data set (N = 6, K = 3, r = 1, s_h off the consensus):
-the twin's GACV path and, per candidate, PSIS-LOO of the tempered posterior
-(w = λ n_h/n_l; λ = ∞ by the cut posterior, λ = 0 the human-only model). Both estimate the
-same thing, the expected log-loss of a new human comparison (LOO's elpd is −n_h × that).
+DIAL's GACV (Section 5.3) and its Bayesian analogue on one simulated data set (N = 6, K = 3,
+r = 1, s_h off the consensus): the twin's GACV path and, per candidate, PSIS-LOO of the tempered
+posterior (w = λ n_h/n_l; λ = ∞ by the cut posterior, λ = 0 the human-only model). Both
+estimate the same thing, the expected log-loss of a new human comparison (LOO's elpd is −n_h ×
+that).
 
 Run::
 
@@ -28,6 +29,7 @@ import pandas as pd
 
 from bayescal import simulate_dial as sd
 from bayescal import studies
+from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
 from bayescal.models import human_calibration as hm
 
@@ -39,12 +41,13 @@ def dataset(cell: dict, seed: int) -> pd.DataFrame:
     par["s_h"] = par["mu"] + 0.4 * par["V"][:, 0]
     llm = sd.llm(par, cell["n_l"], random_seed=int(llm_seed))
     human = sd.human(par, cell["n_h"], random_seed=int(human_seed))
+    data = Comparisons.concat([llm, human], humans=["human"])
     lam0 = llm.n_rows / human.n_rows
     grid = [np.inf, lam0, 0.0] if cell["quick"] else None
-    table, est = hc.gacv(llm, human, grid_values=grid)
+    table, est = hc.gacv(data, grid_values=grid)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loo, _ = hm.choose_by_loo(llm, human, grid_values=list(table["llm_weight"]),
+        loo, _ = hm.choose_by_loo(data, grid_values=list(table["llm_weight"]),
                                   draws=cell["draws"], tune=cell["draws"],
                                   chains=cell["chains"], random_seed=int(nuts_seed))
     return pd.DataFrame({

@@ -1,4 +1,4 @@
-"""DIAL on real data: PRD Vicuna80 (seed 000 Fig. 4 and Fig. 3 analogues).
+"""DIAL on real data: PRD Vicuna80 (analogues of DIAL 2026, Fig. 4 and Fig. 3).
 
 LLM side: the five PRD reviewers (bard, claude, gpt35, gpt4, vicuna-13b) judging the five models
 in both display orders (8,000 verdicts). Human side: the human votes on pairs of those five
@@ -70,9 +70,9 @@ def _target(test: pd.DataFrame, items: tuple[str, ...]) -> np.ndarray:
 
 
 def _fit_all(llm: Comparisons, calib: pd.DataFrame) -> pd.DataFrame:
-    human = Comparisons.from_frame(calib[["item_a", "item_b", "outcome"]], judge=None,
-                                   order=None)
-    scores, _, _ = db.baselines(llm, human, rank=1)
+    human = Comparisons.from_frame(calib[["item_a", "item_b", "outcome"]].assign(judge="human"),
+                                   order=None, humans=["human"])
+    scores, _, _ = db.baselines(Comparisons.concat([llm, human]), rank=1)
     return scores
 
 

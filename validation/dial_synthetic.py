@@ -1,4 +1,4 @@
-"""Seed 000 §6.1 (SPEC §1.14): DIAL's synthetic study, rows 1 and 2 of Fig. 2.
+"""DIAL (2026) Section 6.1: the synthetic study, rows 1 and 2 of Fig. 2.
 
 Config ``main10`` (N = 10, K = 4, r = 1; canonical item first w.p. 0.75; s_h = μ).
 
@@ -6,10 +6,12 @@ Config ``main10`` (N = 10, K = 4, r = 1; canonical item first w.p. 0.75; s_h = �
   lines (N − 1)/(2n_h) (Human) and d/(2n_h) (anchored, d = 1 consensus, r + 1 full space).
 * Row 2 (judge-pair overdispersion σ_L = 1): n_h = 800, n_l ∈ {400, …, 12,800}.
 
-Methods (SPEC §1.12): Human, Pooled, DIAL-Anc, DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC.
+Methods (DIAL Section 6): Human, Pooled, DIAL-Anc, DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC.
 Metrics per cell, mean over seeds: excess human risk R_h(ŝ) − R_h(s_h) (uniform pair law; AtC
 has no scale, so none), Kendall τ = 2·(pairwise sign accuracy) − 1, coverage of all 95 % pairwise
-contrast intervals (joint cell-clustered sandwich at λ̂; Human Fisher; DIAL-Anc fixed-M), RMSE of
+contrast intervals (the authors' cell-clustered intervals, information="cluster" by
+``judge_pair`` with CR0: the joint sandwich at λ̂, the per-comparison sandwich for Human, the
+staged one with the LLM error of M for DIAL-Anc), RMSE of
 b̂ (Pooled and noPos: b̂ = 0), and the mean selected λ̂/λ₀.
 
 Run::
@@ -40,7 +42,9 @@ from scipy.stats import norm
 
 from bayescal import simulate_dial as sd
 from bayescal import studies
+from bayescal.data import Comparisons
 from bayescal.frequentist import dial_baselines as db
+from bayescal.frequentist.covariance import FewClustersWarning
 
 N, K, R = 10, 4, 1
 ROW1_NH = (100, 200, 400, 800, 1600)
@@ -75,7 +79,11 @@ def one(par: dict, seed: int, n_l: int, n_h: int, sigma_l: float) -> list[dict]:
     llm_seed, human_seed = np.random.SeedSequence(seed).generate_state(2)
     llm = sd.llm(par, n_l, overdispersion=sigma_l, random_seed=int(llm_seed))
     human = sd.human(par, n_h, random_seed=int(human_seed))
-    scores, info, ests = db.baselines(llm, human, rank=R)
+    data = Comparisons.concat([llm, human], humans=["human"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FewClustersWarning)  # 45 pairs per judge
+        scores, info, ests = db.baselines(data, rank=R, information="cluster",
+                                          cluster="judge_pair", correction="CR0")
     lam0 = n_l / n_h
     rows = []
     for m in db.METHODS:

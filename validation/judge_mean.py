@@ -1,6 +1,7 @@
-"""Seed 001 §5–§6 reproduction: bias, coverage and width of the judge-mean estimators.
+"""Chen et al. (2026) §5–§6 reproduction: bias, coverage and width of the judge-mean estimators.
 
-Chen et al. (2026), "Efficient Inference for Noisy LLM-as-a-Judge Evaluation" (SPEC §2.4). Three
+Chen, Lu, Li, Guo and Li (2026), "Efficient Inference for Noisy LLM-as-a-Judge Evaluation",
+arXiv:2601.05420; section numbers below are the paper's. Three
 parts, each printing tables and writing CSV tables and PNG plots to ``--out``:
 
 ``grid`` (§5.2–5.3). N = 2000 items, Y ~ Bern(θ), Ŷ | Y with specificity q0 and sensitivity
@@ -10,7 +11,7 @@ replicates, 90% logit-Wald intervals, every binary method of
 PPI, PPI++, EIF with p̂ over all N and over the test set, MLE with observed and expected
 information). Labelling: each item is labelled independently with probability = the fraction
 (``--design bernoulli``, the paper's MCAR; m is random with mean 20/100/200), or a fixed-size
-random subset m = max(4, round(fraction·N)) (``--design fixed``, the seed's R harness
+random subset m = max(4, round(fraction·N)) (``--design fixed``, the authors' R harness
 ``reproduce/simulation_llm_vs_ppi.R``). Replicates whose calibration set has fewer than 2 items
 of a human class (m0 < 2 or m1 < 2) are excluded from the metrics, as the R harness drops them,
 and counted per cell (``degenerate``); within the rest, replicates where a method is undefined
@@ -19,12 +20,12 @@ boundary) are counted per method (``undefined``) and
 the metrics are conditional on the method being defined. ``coverage_fill`` / ``width_fill``
 instead count an undefined interval as the uninformative [0, 1] (the R package's Rogan–Gladen
 returns an interval for κ̃ < 0 too, essentially [0, 1]). Beside every empirical mean width is the
-asymptotic width 2·z·sqrt(V/N) from :mod:`bayescal.frequentist.judge_mean_theory` (γ1 = (1-f)/f).
+asymptotic width 2·z·sqrt(V/N) from :mod:`bayescal.frequentist.judge_mean.theory` (γ1 = (1-f)/f).
 
 Because dropping replicates with m1 < 2 selects calibration sets rich in positives, it biases
 even PPI at 1% labels; ``bias_nodrop`` / ``coverage_nodrop`` give the metrics over all
 replicates where the method is defined. A cross-implementation table compares our mean widths
-under the fixed-m design with the R package's on the 15 cells of notes/references.md D1.8.
+under the fixed-m design with the R package's on 15 cells (``R_PACKAGE_WIDTHS``).
 
 Vectorisation: the estimators depend on a replicate only through its six counts (calibration
 N_ab = #{Y=a, Ŷ=b}, test T_b = #{Ŷ=b}), so each replicate draws those counts directly — a
@@ -88,8 +89,8 @@ from scipy.stats import norm
 from bayescal import datasets, studies
 from bayescal.data import Labels
 from bayescal.frequentist import judge_mean as jm
-from bayescal.frequentist import judge_mean_theory as th
-from bayescal.summary import wald_interval
+from bayescal.frequentist.judge_mean import theory as th
+from bayescal.schema import wald_interval
 
 PROB = 0.9
 Z = float(norm.ppf(0.5 + PROB / 2))
@@ -111,7 +112,8 @@ OPPONENTS = ("gemini-2.5-flash", "gemini-2.5-pro", "qwen3-235b-a22b-no-thinking"
 JUDGES = ("gpt-4o-mini", "gpt-5.2")
 REAL_METHODS = GRID_METHODS
 DEGENERATE_MIN = 2  # the R harness drops replicates with m0 < 2 or m1 < 2
-# notes/references.md D1.8: mean 90% widths from the seed's R package (fixed-m design, B = 300):
+# mean 90% widths from the authors' R package debiasLLMReporting, run with its harness
+# (fixed-m design, B = 300):
 # (fraction, q0 = q1, θ) -> PPI, PPI++, EIF (R: test-set p̂), RG (R: smoothed), MLE (observed)
 R_PACKAGE_WIDTHS = {
     (0.01, 0.6, 0.2): (.514, .290, .283, .940, .281),
@@ -245,7 +247,7 @@ def draw_binary_counts(
 
 
 def asymptotic_variance(method: str, theta: Any, q0: Any, q1: Any, fraction: Any) -> Any:
-    """√N-scale asymptotic variance V of each grid method (judge_mean_theory; γ1 = (1-f)/f)."""
+    """√N-scale asymptotic variance V of each grid method (judge_mean.theory; γ1 = (1-f)/f)."""
     g = th.gamma1_from_fraction(fraction)
     if method == "naive":
         p = th.judge_positive_rate(theta, q0, q1)
@@ -434,8 +436,8 @@ def grid_claims(grid: pd.DataFrame) -> pd.DataFrame:
 
 def r_package_comparison(reps: int, seed: int = 2026,
                          runner: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Our mean widths on the D1.8 cells under the R harness's fixed-m design, beside the R
-    package's (notes/references.md D1.8, B = 300). Like for like: R's EIF uses the test-set p̂
+    """Our mean widths on the ``R_PACKAGE_WIDTHS`` cells under the R harness's fixed-m design,
+    beside the R package's (B = 300). Like for like: R's EIF uses the test-set p̂
     (our ``eif_test``); R's Rogan–Gladen is the smoothed one and returns an interval (in effect
     [0, 1]) when κ̃ < 0, so ours counts undefined intervals as [0, 1] (``width_fill``); R's MLE
     is compared with ours conditional on an interior maximum. Intervals follow R's logit
@@ -983,7 +985,8 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     out = args.out or Path(tempfile.mkdtemp(prefix="bayescal-judge-mean-"))
     out.mkdir(parents=True, exist_ok=True)
     parts = ("grid", "continuous", "real") if args.part == "all" else (args.part,)
-    print(f"seed 001 §5–§6 validation: parts {list(parts)}, seed {args.seed}, output {out}")
+    print(f"Chen et al. (2026) §5–§6 validation: parts {list(parts)}, seed {args.seed}, "
+          f"output {out}")
     tables: dict[str, Any] = {"out": out}
     if "grid" in parts:
         t0 = time.perf_counter()
@@ -995,7 +998,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
         report_grid(grid, seconds, args.design)
         comparison = r_package_comparison(reps, args.seed, runner)
         tables["r_package"] = comparison
-        print("\nCross-implementation: our mean width / the R package's (notes D1.8, B = 300) on "
+        print("\nCross-implementation: our mean width / the R package's (B = 300) on "
               "its 15 cells, fixed-m design like the R harness (RGs: undefined counted as [0, 1]; "
               "EIFt: test-set p̂ as in R):")
         print(_fmt(comparison[[c for c in comparison.columns if not c.startswith("_")]],

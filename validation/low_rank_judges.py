@@ -1,10 +1,10 @@
-"""Seed 000 (DIAL) §6.1: recovery of b and S as the LLM budget grows, order-aware vs noPos.
+"""DIAL (2026) Section 6.1: recovery of b and S as the LLM budget grows, order-aware vs noPos.
 
-Design (SPEC §1.14, config ``main10``): N = 10 items, K = 4 judges, r = 1; the truth per seed s
+Design (DIAL's ``main10``): N = 10 items, K = 4 judges, r = 1; the truth per seed s
 from :func:`bayescal.simulate.low_rank_judges_truth` (μ, γ, U, V, b with the last judge's
 b_K = 0.05), verdicts from :func:`bayescal.simulate.low_rank_judges` with the canonical item shown
 first with probability 0.75 and, in the misspecified row, a judge–pair logit shift
-ε_kij ~ N(0, σ_L²) shared by both orders (seed 000 Fig. 2, bottom row: σ_L = 1, n_l from 400
+ε_kij ~ N(0, σ_L²) shared by both orders (DIAL Fig. 2, bottom row: σ_L = 1, n_l from 400
 to 12,800).
 
 For each (σ_L, n_l, seed) the LLM-only MLE is fitted twice with
@@ -15,7 +15,8 @@ For each (σ_L, n_l, seed) the LLM-only MLE is fitted twice with
   quantity of Fig. 2's order-effect panel);
 * ``rmse_S``: root mean square of Ŝ_ki − S_ki over all entries (position-debiased scores);
 * ``coverage_b``: share of 95 % Wald intervals for b_k that cover b_k (observed information
-  when σ_L = 0; cell-clustered sandwich when σ_L > 0, the authors' choice, SPEC §1.8);
+  when σ_L = 0; the judge × pair cluster sandwich with CR1 when σ_L > 0, the authors' choice
+  up to their CR0);
 * ``slope_b``: Σ b̂_k b_k / Σ b_k², against ``attenuation_theory`` (1 + c²σ_L²)^{-1/2},
   c = 16√3/(15π): an omitted judge–pair logit shift attenuates a logistic coefficient, so with
   σ_L > 0 the order-aware b̂ estimates an attenuated (population-averaged) order effect and the
@@ -71,7 +72,9 @@ C2 = (16 * np.sqrt(3) / (15 * np.pi)) ** 2
 
 
 def one_fit(truth, data, order_effects: bool, information: str) -> dict[str, float]:
-    est = twin.fit(data, 1, order_effects=order_effects, information=information)
+    cluster = "judge_pair" if information == "cluster" else None
+    est = twin.fit(data, rank=1, order_effects=order_effects, information=information,
+                   cluster=cluster)
     S_err = est.params["ability"].values - truth["ability"].values
     b = truth["order_effect"].values
     if order_effects:

@@ -104,7 +104,7 @@ def _btl_design() -> Any:
     with warnings.catch_warnings():
         # the design's outcomes (all ties) are placeholders: each prior draw swaps in its own
         warnings.simplefilter("ignore", IdentificationWarning)
-        return jd.build(design, jd.Priors())
+        return jd.build(design, priors=jd.Priors())
 
 
 def _zero_sum(rng: np.random.Generator, sd: float, n: int) -> NDArray[np.float64]:
@@ -150,7 +150,7 @@ def _order_design() -> Any:
         order=np.ones(len(i)), count=np.full(len(i), float(ORDER_COUNT)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IdentificationWarning)  # placeholder outcomes
-        return ob.build(design, ob.Priors())
+        return ob.build(design, priors=ob.Priors())
 
 
 def _order_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
@@ -182,7 +182,7 @@ def _score_design() -> Any:
 
     judge = np.repeat(np.arange(SCALE[0], SCALE[1] + 1), ANCHORS_PER_LEVEL)
     design = Ratings.from_frame(pd.DataFrame({"judge": judge, "human": judge}), scale=SCALE)
-    return sc.build(design, sc.Priors())
+    return sc.build(design, priors=sc.Priors())
 
 
 def _score_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
@@ -221,7 +221,7 @@ def _mis_design() -> Any:
     # all patterns (its observed counts are per listed pattern) and a draw only swaps counts
     yhat = np.array(np.meshgrid(*[[0, 1]] * MIS_JUDGES, indexing="ij")).reshape(MIS_JUDGES, -1).T
     labels = Labels.from_arrays(np.repeat([0, 1], len(yhat)), np.tile(yhat, (2, 1)), yhat)
-    return mis.build(labels, mis.Priors())
+    return mis.build(labels, priors=mis.Priors())
 
 
 def _mis_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:
@@ -319,22 +319,23 @@ _HC_ROWS: dict[str, NDArray[np.int64]] = {}  # (i, j) per human comparison, set 
 
 def _hc_design() -> Any:
     """λ = 0, the human-only branch of the power posterior: the LLM block has weight 0 and the
-    human comparisons are the one observed node (one row per comparison, in ``human_rows``
+    human comparisons are the one observed node (one row per comparison, in ``design``
     order, which is recorded here for the simulator)."""
     from bayescal.data import Comparisons
-    from bayescal.frequentist import human_calibration as hc_twin
     from bayescal.models import human_calibration as hc
 
     items = [f"item{v}" for v in range(LR_ITEMS)]
     llm = Comparisons.from_codes(items, [f"judge{v}" for v in range(LR_JUDGES)],
-                                 judge=[0, 1], item_a=[0, 1], item_b=[1, 2], outcome=[0.5, 0.5],
-                                 order=[1, 1])
+                                 judge=[0, 1, 1], item_a=[0, 1, 2], item_b=[1, 2, 3],
+                                 outcome=[0.5, 0.5, 0.5], order=[1, 1, 1])  # unused at λ = 0
     i, j = np.triu_indices(LR_ITEMS, 1)
     i, j = np.repeat(i, HC_REPEATS), np.repeat(j, HC_REPEATS)
     human = Comparisons.from_codes(items, ["human"], judge=np.zeros(len(i), int), item_a=i,
                                    item_b=j, outcome=np.full(len(i), 0.5))
-    _HC_ROWS["i"], _HC_ROWS["j"], _ = hc.human_rows(hc_twin.problem(llm, human))
-    return hc.build(llm, human, llm_weight=0.0, priors=hc.Priors())
+    data = Comparisons.concat([llm, human], humans=["human"])
+    des = hc.design(data)
+    _HC_ROWS["i"], _HC_ROWS["j"] = des.human_i, des.human_j
+    return hc.build(data, llm_weight=0.0, priors=hc.Priors())
 
 
 def _hc_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.float64]]:

@@ -1,19 +1,22 @@
-"""Seed 003 on real data: the held-out protocol on llm-rubric, upper vs mid SQM, anchors needed,
-and the Bayesian calibration map against SQM on small anchor sets.
+"""Subasic, Rabinovich and Chen (2026, arXiv:2611.00447) on real data: the held-out protocol on
+llm-rubric, upper vs mid SQM, anchors needed, and the Bayesian calibration map against SQM on
+small anchor sets.
 
 Data: llm-rubric (microsoft/LLM-Rubric, real part): 223 dialogues, human scores 1–4 on
 questions Q0–Q7 (Q8 is a 3-option item and is left out), GPT-3.5's sampled answer (the judge's
 point score) and its full probability over the four answers (the predictive distribution).
-One group per question; per group 30 % of the items are held out (SPEC §4.6) and the protocol of
+One group per question; per group 30 % of the items are held out (the paper's protocol) and
 :mod:`bayescal.calibration.protocol` runs every method in its paper mode with 3 seeds.
 
 Printed tables:
 
-1. Table 2 (final state, and best checkpoint; §4.7.3): median held-out MAE / W1 / exact match
-   with Δ% over raw, Copeland rank and wins/losses; and the final state with MAE and W1 of the
-   rounded outputs (§4.7.1).
+1. Table 2 (final state, and best checkpoint: the paper does not say which it reports): median
+   held-out MAE / W1 / exact match with Δ% over raw, Copeland rank and wins/losses; and the
+   final state with MAE and W1 of the rounded outputs (the paper rounds before exact match;
+   whether MAE and W1 do is unstated).
 2. Paired Wilcoxon vs raw with Holm correction (pairs = questions).
-3. Upper vs mid SQM (point and predictive): the convention question of SPEC §4.7.2, with the
+3. Upper vs mid SQM (point and predictive): the paper's formula uses the upper end of a judge
+   level's CDF band, the mid-distribution convention its centre; with the
    number of questions on which mid has the lower held-out MAE / W1.
 4. Anchors needed: median held-out MAE after 10/25/50/75/100 % of the pool, and the early-stop
    fraction (first checkpoint within 5 % of the full-batch methods' final MAE).
@@ -175,7 +178,8 @@ def anchors_needed(res: pr.ProtocolResult) -> pd.DataFrame:
 def cumulative_contrast(res: pr.ProtocolResult) -> pd.DataFrame:
     """Final held-out MAE beside the prequential (cumulative) MAE of the same stream: the
     cumulative figure averages the early, badly calibrated anchors in, so it is biased upward
-    as a measure of the final map (SPEC §4.6) and is shown only as a contrast."""
+    as a measure of the final map (the paper reports it as a biased contrast) and is shown only as
+    a contrast."""
     cur = res.curve[res.curve["mode"] != "full-batch"]
     final = cur.loc[cur.groupby(["criterion", "seed", "method"])["n_anchors"].idxmax()]
     return final.groupby("method")[["mae", "cumulative_mae"]].median().rename(

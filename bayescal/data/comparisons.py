@@ -582,6 +582,18 @@ class Comparisons:
                              self.cluster_code, moved[self.cluster_cell],
                              self.cluster_count, self.cluster_wins)
 
+    def collapse_index(self, *, order: bool = True, judges: bool = False) -> NDArray[np.int64]:
+        """Where each cell of these data lands in :meth:`collapse` with the same arguments.
+
+        ``self.collapse(order=..., judges=...)`` has cells ``c``; entry ``t`` of the result is
+        the index in ``c`` of cell ``t`` here. It maps (cluster, cell) records of
+        :meth:`cluster_records` onto a model's pooled cells: ``index[records.cell]``.
+        """
+        out = self.collapse(order=order, judges=judges)
+        k = np.zeros_like(self.judge) if judges else self.judge
+        o = np.zeros_like(self.order) if order else self.order
+        return _cell_index(out, k, self.item_i, self.item_j, o)
+
     def subset(self, judges: Iterable[str]) -> Comparisons:
         """Keep only the cells of the named judges (labels are re-coded)."""
         keep = list(judges)
@@ -615,6 +627,192 @@ class Comparisons:
                              self.cluster_code[kept],
                              new_index[self.cluster_cell[kept]], self.cluster_count[kept],
                              self.cluster_wins[kept])
+
+    def order_cells(self, order_effects: bool = True) -> Comparisons:
+        """The cells of a model with a per-judge order effect b_k (DIAL's model (1)).
+
+        Parameters
+        ----------
+        order_effects : bool
+            True: the cells as they are, each with its display order a = ±1 (refused where the
+            order is not recorded). False: the two display orders of each (judge, pair) pooled
+            (order 0), for the order-agnostic model (DIAL-noPos).
+
+        Raises
+        ------
+        DataError
+            ``order_effects`` with cells whose display order was not recorded (named).
+        """
+        if not order_effects:
+            return self.collapse(order=True)
+        missing = self.order == 0
+        if missing.any():
+            shown = "; ".join(
+                f"judge {self.judges[self.judge[c]]!r}: {self.items[self.item_i[c]]!r} vs "
+                f"{self.items[self.item_j[c]]!r}" for c in np.flatnonzero(missing)[:_MAX_LISTED])
+            raise DataError(
+                f"{int(missing.sum())} cell(s) have no recorded display order ({shown}); the "
+                "order-effect model needs +1/-1 in the 'order' column for every verdict. Supply "
+                "it, or fit the order-agnostic model (order_effects=False, DIAL-noPos).",
+                argument="order")
+        return self
+
+    def calibration_cells(self, order_effects: bool = True) -> tuple[Comparisons, Comparisons]:
+        """Split into the LLM judges' cells and the pooled human cells (DIAL's two samples).
+
+        The judges marked ``humans`` are pooled into one human judge with the display orders
+        pooled (DIAL's single human score vector s_h); every other judge is an LLM judge, whose
+        cells are :meth:`order_cells`. Both parts keep this object's items (codes agree).
+
+        Returns
+        -------
+        llm, human : Comparisons
+            ``human`` has the single judge ``"pooled"``.
+
+        Raises
+        ------
+        DataError
+            No judge is marked human, or every judge is; an item that only the humans compared
+            (the calibration space is spanned by LLM scores); an LLM cell without display order
+            when ``order_effects``.
+        """
+        if not self.humans:
+            raise DataError(
+                "no judge is marked human: build the data with Comparisons.from_frame(df, "
+                "humans=['human']) (or Comparisons.concat([llm, human], humans=['human'])) so "
+                f"that the calibration knows its human judge(s); judges are {list(self.judges)}",
+                argument="humans")
+        machines = [j for j in self.judges if j not in self.humans]
+        if not machines:
+            raise DataError(f"every judge {list(self.judges)} is marked human: the calibration "
+                            "needs LLM judges too", argument="humans")
+        human_mask = np.isin(self.judge, [self.judges.index(h) for h in self.humans])
+        if not human_mask.any():
+            raise DataError(f"the human judge(s) {list(self.humans)} have no comparisons",
+                            argument="humans")
+        llm = self.subset(machines)
+        seen = np.zeros(self.n_items, bool)
+        seen[llm.item_i] = seen[llm.item_j] = True
+        by_humans = np.zeros(self.n_items, bool)
+        by_humans[self.item_i[human_mask]] = by_humans[self.item_j[human_mask]] = True
+        if (by_humans & ~seen).any():
+            unseen = [self.items[i] for i in np.flatnonzero(by_humans & ~seen)]
+            raise DataError(
+                f"item(s) {unseen[:8]} are compared by the humans but by no LLM judge; the "
+                "calibration space is spanned by LLM scores, so every item needs LLM verdicts. "
+                "Check the labels, or drop those human comparisons.", argument="humans")
+        human = self.subset(list(self.humans)).collapse(order=True, judges=True)
+        return llm.order_cells(order_effects), human
+
+    def outcome_counts(self) -> tuple[NDArray[np.float64], NDArray[np.float64],
+                                      NDArray[np.float64]]:
+        """Per cell, the verdicts won, tied and lost by item i (from n, Σy and Σy²).
+
+        With outcomes in {0, 1/2, 1}: Σy² = wins + ties/4 and Σy = wins + ties/2, so
+        ties = 4(Σy − Σy²), wins = 2Σy² − Σy, losses = n − wins − ties.
+
+        Raises
+        ------
+        DataError
+            Soft outcomes or fractional counts (built with ``fractional=True``): the cells do
+            not hold whole verdicts.
+        """
+        ties = 4 * (self.wins - self.wins_sq)
+        wins = 2 * self.wins_sq - self.wins
+        losses = self.count - wins - ties
+        out = np.stack([wins, ties, losses])
+        whole = np.abs(out - np.rint(out)) <= 1e-6 * np.maximum(self.count, 1.0)
+        if not (whole.all() and (np.rint(out) >= 0).all()):
+            raise DataError("these comparisons hold soft outcomes or fractional counts "
+                            "(fractional=True): they are not whole verdicts of 0, 1/2 or 1",
+                            argument="outcome")
+        wins, ties, losses = np.rint(out)
+        return wins, ties, losses
+
+    def verdicts(self) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """One row per verdict: its cell and its outcome for item i (1, 1/2 or 0).
+
+        Returns
+        -------
+        cell : ndarray of int
+            Index of the verdict's cell; rows are grouped by cell (wins, ties, losses).
+        outcome : ndarray of float
+
+        Raises
+        ------
+        DataError
+            See :meth:`outcome_counts`.
+        """
+        reps = np.stack(self.outcome_counts(), axis=1).astype(np.int64)
+        outcome = np.repeat(np.tile([1.0, 0.5, 0.0], self.n_cells), reps.ravel())
+        cell = np.repeat(np.arange(self.n_cells, dtype=np.int64), reps.sum(axis=1))
+        return cell, outcome
+
+    @classmethod
+    def concat(cls, parts: Sequence[Comparisons], *, humans: Sequence[str] = ()) -> Comparisons:
+        """Combine verdicts of several judges' sets into one (e.g. LLM judges and humans).
+
+        Items and judges are the union of the parts' labels (a judge label in several parts is
+        one judge); cells with the same (judge, pair, order) are summed; the humans are the
+        parts' humans plus ``humans``. Verdicts without a recorded order (order 0) stay so.
+
+        Raises
+        ------
+        DataError
+            No parts; a name in ``humans`` that is no judge; parts with cluster keys of
+            different names (or only some parts with a key).
+        """
+        parts = list(parts)
+        if not parts or not all(isinstance(p, Comparisons) for p in parts):
+            raise DataError("concat needs a list of Comparisons")
+        items = tuple(sorted(set().union(*(p.items for p in parts))))
+        judges = tuple(sorted(set().union(*(p.judges for p in parts))))
+        marked = tuple(sorted(set().union(*(p.humans for p in parts)) | set(humans)))
+        unknown = [h for h in marked if h not in judges]
+        if unknown:
+            raise DataError(f"humans={unknown} are not judges in the data; judges are {judges}",
+                            argument="humans")
+        keys = {p.cluster_key for p in parts}
+        if len(keys) > 1:
+            raise DataError(f"the parts carry different cluster keys {sorted(map(str, keys))}; "
+                            "give every part the same key (or none)", argument="cluster")
+        item_code = {x: c for c, x in enumerate(items)}
+        judge_code = {x: c for c, x in enumerate(judges)}
+        rows: dict[str, list[NDArray]] = {f: [] for f in ("k", "i", "j", "o", "n", "y", "y2")}
+        flips, offsets = [], [0]
+        for p in parts:
+            ic = np.array([item_code[x] for x in p.items], np.int64)
+            jc = np.array([judge_code[x] for x in p.judges], np.int64)
+            i, j = ic[p.item_i], ic[p.item_j]
+            flip = i > j  # a part's canonical pair may be reversed in the union's coding
+            flips.append(flip)
+            rows["k"].append(jc[p.judge])
+            rows["i"].append(np.where(flip, j, i))
+            rows["j"].append(np.where(flip, i, j))
+            rows["o"].append(np.where(flip, -p.order, p.order))
+            rows["n"].append(p.count)
+            rows["y"].append(np.where(flip, p.count - p.wins, p.wins))
+            # Σ (1 − y)² = n − 2 Σ y + Σ y²
+            rows["y2"].append(np.where(flip, p.count - 2 * p.wins + p.wins_sq, p.wins_sq))
+            offsets.append(offsets[-1] + p.n_cells)
+        cat = {name: np.concatenate(v) for name, v in rows.items()}
+        out = _cells(items, judges, marked, cat["k"], cat["i"], cat["j"], cat["o"], cat["n"],
+                     cat["y"], cat["y2"])
+        key = keys.pop()
+        if key is None:
+            return out
+        labels = tuple(sorted(set().union(*(p.clusters for p in parts))))
+        label_code = {x: c for c, x in enumerate(labels)}
+        moved = _cell_index(out, cat["k"], cat["i"], cat["j"], cat["o"])
+        code, cell, count, wins = [], [], [], []
+        for p, flip, start in zip(parts, flips, offsets[:-1], strict=True):
+            code.append(np.array([label_code[x] for x in p.clusters], np.int64)[p.cluster_code])
+            cell.append(moved[start + p.cluster_cell])
+            count.append(p.cluster_count)
+            wins.append(np.where(flip[p.cluster_cell], p.cluster_count - p.cluster_wins,
+                                 p.cluster_wins))
+        return _cluster_sums(replace(out, cluster_key=key), labels, np.concatenate(code),
+                             np.concatenate(cell), np.concatenate(count), np.concatenate(wins))
 
     def cell_labels(self) -> list[str]:
         """A readable label per cell: ``judge: item_i vs item_j``, with ``(item_i first)`` or
@@ -773,7 +971,7 @@ def _unique_inverse(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``np.unique(key, return_inverse=True)`` for keys in [0, size).
 
-    When the key space is small against the rows (seed 002: 18 x 45 x 45 x 3 cells for a
+    When the key space is small against the rows (18 judges, 45 items: 18 x 45 x 45 x 3 cells for a
     million rows) a presence table replaces the sort, which dominated aggregation.
     """
     if size > 4 * len(key) + (1 << 20):

@@ -14,17 +14,16 @@ from bayescal.data.normalize import _MAX_LISTED, DataError, _rows
 __all__ = ["Ratings"]
 
 
-# ---------------------------------------------------------------------------------- seed 003
 _DIST_SUM_TOL = 1e-5
 
 
 @dataclass(frozen=True)
 class Ratings:
-    """Judge and human scores on one declared integer scale (seed 003, SPEC §4.1).
+    """Judge and human scores on one declared integer scale (Subasic et al. 2026).
 
     Each item carries a judge point score ``j ∈ {a..b}`` or a judge predictive distribution
     ``w_i`` over the K = b − a + 1 scale points (softmax over rating tokens, or a histogram of
-    repeated samples; §4.4), a human score ``h ∈ {a..b}`` (missing for items that are only to
+    repeated samples), a human score ``h ∈ {a..b}`` (missing for items that are only to
     be calibrated), and optional group keys (dataset, attribute, judge). Build it with
     :meth:`from_arrays` or :meth:`from_frame`; both validate before anything is fitted.
 
@@ -198,6 +197,36 @@ class Ratings:
     def rated(self) -> NDArray[np.bool_]:
         """Items with a human score (the anchors)."""
         return ~np.isnan(self.human)
+
+    def rating_counts(self, *, min_points: int = 2) -> NDArray[np.int64]:
+        """K × K counts of (judge level, human level) over the human-rated items (anchors).
+
+        Rows are judge point scores ``a..b``, columns human scores ``a..b``: the sufficient
+        statistics of any model of the human score given the judge level (the monotone
+        ordinal calibration model and its twin both read them).
+
+        Parameters
+        ----------
+        min_points : int
+            The fewest scale points the caller's model accepts.
+
+        Raises
+        ------
+        DataError
+            A scale with fewer than ``min_points`` points, or no human-rated item.
+        """
+        k = self.scale[1] - self.scale[0] + 1
+        if k < min_points:
+            hint = ("; a 2-point scale is a binary-label problem (bayescal.frequentist.judge_mean)"
+                    if k == 2 else "")
+            raise DataError(f"this model needs a scale of at least {min_points} points, got "
+                            f"{self.scale[0]}..{self.scale[1]}{hint}")
+        rated = self.rated
+        if not rated.any():
+            raise DataError("no item has a human score: a calibration model needs anchors")
+        j = self.judge[rated].astype(np.int64) - self.scale[0]
+        h = self.human[rated].astype(np.int64) - self.scale[0]
+        return np.bincount(j * k + h, minlength=k * k).reshape(k, k)
 
     def take(self, positions: ArrayLike) -> Ratings:
         """The items at integer ``positions``, in that order."""

@@ -19,11 +19,15 @@ from numpy.typing import NDArray
 
 from bayescal.schema import COLUMNS, term_labels, wald_interval
 
-__all__ = ["Estimate", "MLEBoundaryError"]
+__all__ = ["ConvergenceWarning", "Estimate", "MLEBoundaryError"]
 
 
 class MLEBoundaryError(ValueError):
     """The likelihood has no interior maximum: some parameter runs to a boundary."""
+
+
+class ConvergenceWarning(UserWarning):
+    """The optimizer stopped short of a stationary point; ``Estimate.converged`` is False."""
 
 
 _COV_NAME = "estimate_cov"

@@ -48,6 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from bayescal.identify import IdentificationError
+
 __all__ = [
     "KINDS",
     "FewClustersWarning",
@@ -180,6 +182,9 @@ def request(
         named = [f"{name}={value!r}" for name, value in (("cluster", cluster),
                                                        ("correction", correction))
                  if value is not None]
+        if named and "cluster" not in supported:
+            raise ValueError(f"{' and '.join(named)}: {model} has no cluster-robust covariance "
+                             f"(it offers {('auto', *supported)}); drop the argument")
         if named:
             raise ValueError(f"{' and '.join(named)} only apply to information='cluster', but "
                              f"information={information!r}; pass information='cluster' to use "
@@ -212,7 +217,7 @@ def check_cluster_counts(groups: Iterable[tuple[str, int, int]], *, key: str) ->
 
     Raises
     ------
-    ValueError
+    IdentificationError
         G ≤ p in a block: the cluster scores sum to zero at the estimate, so the meat has rank
         at most G − 1 < p and some contrast would get a zero variance.
 
@@ -231,7 +236,7 @@ def check_cluster_counts(groups: Iterable[tuple[str, int, int]], *, key: str) ->
         elif n_clusters < max(FEW_CLUSTERS, CLUSTERS_PER_PARAMETER * n_params):
             few.append(where)
     if singular:
-        raise ValueError(
+        raise IdentificationError(
             f"the cluster-robust covariance by {key!r} is singular: {'; '.join(singular)}. It "
             "needs more clusters than parameters; use a finer key or information='sandwich'.")
     if few:

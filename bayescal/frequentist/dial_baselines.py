@@ -1,4 +1,4 @@
-r"""DIAL's baselines (seed 000 §6; SPEC §1.12) beside the adaptive calibration.
+r"""DIAL's baselines (DIAL 2026, Section 6) beside the adaptive calibration.
 
 =============  ===========================================================================
 Human          centred human BTL, λ = 0 (not reported where the human MLE does not exist)
@@ -8,9 +8,9 @@ DIAL-Anc       (12) with M = μ̂_∞: λ = ∞, consensus space
 DIAL-Ada       (11), M = μ, λ chosen by GACV
 DIAL-Ada(W)    (11), M = W = [μ, V], λ chosen by GACV
 DIAL-noPos     DIAL-Ada with b ≡ 0 (display orders pooled)
-AtC            isotonic least-squares projection of the LLM consensus μ_code = Sᵀ1/K (judge-side
-               chart, SPEC §1.17.1) onto the order of the human BTL ŝ_0, centred (scale of μ;
-               compare by Kendall τ only)
+AtC            isotonic least-squares projection of the LLM consensus μ_code = Sᵀ1/K (the
+               authors' judge-side chart) onto the order of the human BTL ŝ_0, centred (scale
+               of μ; compare by Kendall τ only)
 =============  ===========================================================================
 """
 
@@ -25,7 +25,7 @@ from bayescal import identify
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.frequentist import human_calibration as hc
-from bayescal.frequentist._core import MLEBoundaryError
+from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
 
 __all__ = ["METHODS", "baselines", "pooled_btl"]
@@ -49,8 +49,10 @@ def _btl(N: int, i, j, n, y, *, max_iter: int = 100) -> np.ndarray:
     return B @ beta
 
 
-def pooled_btl(llm: Comparisons) -> np.ndarray:
-    """ŝ_pool: BTL on all LLM verdicts with judges and display orders pooled (no b)."""
+def pooled_btl(data: Comparisons) -> np.ndarray:
+    """ŝ_pool: BTL on all LLM verdicts (the judges not marked human) with judges and display
+    orders pooled (no b)."""
+    llm = data.subset([j for j in data.judges if j not in data.humans])
     c = llm.collapse(order=True, judges=True)
     identify.require_mle(c)
     return _btl(llm.n_items, c.item_i, c.item_j, c.count, c.wins)
@@ -71,9 +73,15 @@ def _scale(s: np.ndarray, p: hc.Problem) -> float:
     return a
 
 
-def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
-              ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Every method of SPEC §1.12 on one data set.
+def baselines(data: Comparisons, *, rank: int = 1, information: str = "auto",
+              cluster: str | None = None, correction: str | None = None
+              ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Estimate | None]]:
+    """Every method of DIAL's Section 6 on one data set (humans marked, as in
+    :func:`bayescal.frequentist.human_calibration.fit`).
+
+    ``information``, ``cluster`` and ``correction`` set the intervals of every DIAL estimate
+    (the meanings of :func:`bayescal.frequentist.human_calibration.fit`; the Human baseline
+    takes them at λ = 0).
 
     Returns
     -------
@@ -87,24 +95,28 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
         Method → :class:`~bayescal.frequentist.Estimate` with intervals (Human, DIAL-Anc,
         DIAL-Ada, DIAL-Ada(W), DIAL-noPos; None where not defined).
     """
-    p = hc.problem(llm, human, rank=rank)
+    p = hc.problem(data, rank=rank)
+    cov = {"information": information, "cluster": cluster, "correction": correction}
     N = p.N
-    scores, rows, ests = {}, {}, {}
+    scores: dict[str, np.ndarray] = {}
+    rows: dict[str, tuple[float, str]] = {}
+    ests: dict[str, Estimate | None] = {}
     try:
-        ests["Human"] = hc.fit(llm, human, rank=rank, llm_weight=0)
-        s0 = ests["Human"].params["human_ability"].values
+        human = ests["Human"] = hc.fit(data, rank=rank, llm_weight=0, **cov)
+        s0 = human.params["human_ability"].values
         rows["Human"] = (0.0, "")
     except MLEBoundaryError as err:
         ests["Human"] = None
         s0 = np.full(N, np.nan)
         rows["Human"] = (0.0, str(err))
     scores["Human"] = s0
-    pool = pooled_btl(llm)
+    pool = pooled_btl(data)
     alpha = _scale(pool, p)
     scores["Pooled"] = alpha * pool
     rows["Pooled"] = (np.nan, f"α̂ = {alpha:.4g}")
+    anc: Estimate | None
     try:
-        anc = ests["DIAL-Anc"] = hc.fit(llm, human, rank=rank, llm_weight=np.inf)
+        anc = ests["DIAL-Anc"] = hc.fit(data, rank=rank, llm_weight=np.inf, **cov)
         scores["DIAL-Anc"] = anc.params["human_ability"].values
         rows["DIAL-Anc"] = (np.inf, "")
     except (MLEBoundaryError, IdentificationError) as err:
@@ -114,7 +126,7 @@ def baselines(llm: Comparisons, human: Comparisons, *, rank: int = 1
     for name, kw in (("DIAL-Ada", {}), ("DIAL-Ada(W)", {"space": "full"}),
                      ("DIAL-noPos", {"order_effects": False})):
         try:
-            _, est = hc.gacv(llm, human, rank=rank, **kw)
+            _, est = hc.gacv(data, rank=rank, **kw, **cov)
         except (MLEBoundaryError, IdentificationError) as err:
             ests[name] = None
             scores[name] = np.full(N, np.nan)

@@ -1,29 +1,32 @@
-r"""Frequentist twin of the judge-discrimination BTL (Xu et al. 2026, seed 002).
+r"""Frequentist twin of the judge-discrimination BTL (Xu, Tan, Wu, Zhou 2026, arXiv:2601.21817).
 
-Model (seed 002 eq. 1, SPEC §3.1): judge k prefers item i over j with probability
+Model (eq. 1 of the paper): judge k prefers item i over j with probability
 :math:`\sigma(\gamma_k (s_i - s_j))`, with :math:`\sum_i s_i = 0` and
 :math:`\sum_k \log\gamma_k = 0` (constraints (3)). Ties are half a win each way, so with
-ties the likelihood is a quasi-likelihood. Cells (judge, i, j) enter through their sufficient
-statistics.
+ties the likelihood is a quasi-likelihood. Cells (judge, i, j), both display orders pooled,
+enter through their sufficient statistics.
 
 Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u`,
 :math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by Newton's method with the
 analytic gradient and Hessian, damped (Levenberg–Marquardt) where the Hessian is not definite.
 
-Intervals: Wald, from the inverse information mapped back to :math:`(s, \log\gamma)` by
-:math:`J I^{-1} J^\top`, and to :math:`\gamma` by the delta method (SPEC §3.3). The interval
-for :math:`\gamma_k` is formed on the log scale by default (``wald-log``:
-:math:`\hat\gamma_k \exp(\pm z\,\mathrm{se}/\hat\gamma_k)`, always positive);
-``scale="natural"`` gives the paper's :math:`\hat\gamma_k \pm z\,\mathrm{se}`. The
-covariance options are
+Intervals: Wald, from a covariance in the free coordinates mapped back to
+:math:`(s, \log\gamma)` by :math:`J \Sigma J^\top`, and to :math:`\gamma` by the delta method
+(the paper's Theorem 3.4). The interval for :math:`\gamma_k` is formed on the log scale by
+default (``wald-log``: :math:`\hat\gamma_k \exp(\pm z\,\mathrm{se}/\hat\gamma_k)`, always
+positive); ``scale="natural"`` gives the paper's :math:`\hat\gamma_k \pm z\,\mathrm{se}`. The
+covariance kinds (``information=``, :mod:`bayescal.frequentist.covariance`) are
 
-* ``expected`` (default; the paper's convention): :math:`I = \sum_c n_c p_c(1-p_c) g_c g_c^\top`;
-* ``observed``: minus the Hessian of the log-likelihood;
+* ``expected`` (the paper's convention): :math:`I^{-1}`, :math:`I = \sum_c n_c p_c(1-p_c)
+  g_c g_c^\top` with :math:`g_c = \partial\eta_c/\partial\vartheta`;
+* ``observed``: the inverse of minus the Hessian of the log-likelihood, :math:`H^{-1}`;
 * ``sandwich``: :math:`H^{-1} \hat J H^{-1}` with :math:`\hat J = \sum_c g_c g_c^\top
-  \sum_{t\in c}(y_t - p_c)^2`, robust to ties and to misspecification;
-* ``cluster``: :math:`H^{-1} M H^{-1}` with the cluster meat :math:`M = \frac{G}{G-1}\sum_g
-  S_g S_g^\top` over the data's cluster key (:func:`~bayescal.frequentist.covariance.cluster_meat`),
-  robust to dependence between verdicts of one cluster (the four judges of one battle).
+  \sum_{t\in c}(y_t - p_c)^2`, valid with ties and under misspecification;
+* ``cluster``: :math:`H^{-1} M H^{-1}` with the cluster meat :math:`M = c \sum_g S_g S_g^\top`
+  over a key: the data's own (the battle of four judges' verdicts), or the built-in
+  ``"judge_pair"`` / ``"pair"``; ``c = G/(G-1)`` (CR1, default) or 1 (``correction="CR0"``);
+* ``auto`` (default): ``cluster`` when the data carry a key, else ``sandwich`` when they hold
+  ties or soft outcomes, else ``expected``; the resolved kind is in ``Estimate.info``.
 
 No interior MLE: the twin refuses (:class:`~bayescal.identify.IdentificationError`) when the
 comparison graph is disconnected, an item never loses / never wins (Zermelo), or a judge's own
@@ -39,8 +42,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,8 +53,10 @@ from scipy.special import expit, log_expit
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
+from bayescal.data.comparisons import ClusterRecords
+from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.frequentist.covariance import cluster_meat
+from bayescal.frequentist.covariance import Information, Request
 from bayescal.identify import (
     IdentificationError,
     IdentificationWarning,
@@ -63,11 +68,10 @@ from bayescal.schema import term_labels
 
 __all__ = ["MLEBoundaryError", "fit", "gradient", "loglik"]
 
-Information = Literal["expected", "observed", "sandwich", "cluster"]
 Scale = Literal["log", "natural"]
 
 # A judge whose log discrimination leaves this band around the geometric mean (a factor of
-# e^8 ≈ 3000) is at the boundary in practice: real judges span e^-3.1 .. e^1.3 in seed 002.
+# e^8 ≈ 3000) is at the boundary in practice: real judges span e^-3.1 .. e^1.3 in the paper.
 _LOG_DISCRIMINATION_MAX = 8.0
 _MAX_ITER = 500
 _GRAD_TOL = 1e-12  # on the per-verdict average log-likelihood
@@ -109,14 +113,28 @@ def _predictor(
 
 
 def _unpack(
-    params: Mapping[str, ArrayLike], data: Comparisons
+    params: Mapping[str, ArrayLike], data: Comparisons, discrimination: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], _Cells, bool]:
-    """(s, log γ, cells, weighted) from user parameters; no ``discrimination`` means γ ≡ 1."""
+    """(s, log γ, cells, weighted) from user parameters, shapes checked; γ ≡ 1 unweighted."""
     s = np.asarray(params["ability"], dtype=np.float64)
-    weighted = "discrimination" in params
+    weighted = discrimination and data.n_judges > 1
+    if s.shape != (data.n_items,):
+        raise ValueError(f"ability must have shape ({data.n_items},) (items); got {s.shape}")
+    if weighted and "discrimination" not in params:
+        raise ValueError("params lack 'discrimination' (one per judge); pass "
+                         "discrimination=False for the unweighted model")
+    if not discrimination and "discrimination" in params:
+        raise ValueError("discrimination=False fixes every γ at 1, but params give "
+                         "'discrimination'; drop it or pass discrimination=True")
     c = _cells(data, weighted)
-    alpha = (np.log(np.asarray(params["discrimination"], dtype=np.float64)) if weighted
-             else np.zeros(c.n_judges))
+    if weighted or "discrimination" in params:
+        gamma = np.asarray(params["discrimination"], dtype=np.float64)
+        if gamma.shape != (data.n_judges,):
+            raise ValueError(f"discrimination must have shape ({data.n_judges},) (judges); "
+                             f"got {gamma.shape}")
+        alpha = np.log(gamma)
+    else:
+        alpha = np.zeros(data.n_judges)
     return s, alpha, c, weighted
 
 
@@ -125,15 +143,20 @@ def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
     return float(np.sum(c.y * log_expit(eta) + (c.n - c.y) * log_expit(-eta)))
 
 
-def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
+def loglik(
+    params: Mapping[str, ArrayLike], data: Comparisons, *, discrimination: bool = True
+) -> float:
     """Log-likelihood (kernel) of the judge-discrimination BTL at ``params``.
 
     Parameters
     ----------
     params : mapping
         ``ability`` (length N, s) and, for the judge-aware model, ``discrimination``
-        (length K, γ, positive). Without ``discrimination`` every γ_k is 1 (unweighted BTL).
+        (length K, γ, positive).
     data : Comparisons
+    discrimination : bool
+        The judge-aware model (γ from ``params``; with a single judge γ may be omitted and is
+        then 1). False: the unweighted BTL, every γ_k = 1 (``params`` must not give γ).
 
     Returns
     -------
@@ -142,7 +165,7 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
         :math:`\\eta_c = \\gamma_k(s_i - s_j)`; equal to the sum of per-verdict Bernoulli
         log-likelihoods (no binomial coefficient), so cells and rows give the same value.
     """
-    s, alpha, c, _ = _unpack(params, data)
+    s, alpha, c, _ = _unpack(params, data, discrimination)
     return _kernel(_predictor(s, alpha, c)[1], c)
 
 
@@ -204,7 +227,9 @@ def _outer(
     return np.bincount(flat, np.concatenate(vals), size * size).reshape(size, size)
 
 
-def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, NDArray[np.float64]]:
+def gradient(
+    params: Mapping[str, ArrayLike], data: Comparisons, *, discrimination: bool = True
+) -> dict[str, NDArray[np.float64]]:
     """Analytic gradient of :func:`loglik` in the raw coordinates (s, log γ).
 
     Returns
@@ -212,7 +237,7 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, ND
     dict
         ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only).
     """
-    s, alpha, c, weighted = _unpack(params, data)
+    s, alpha, c, weighted = _unpack(params, data, discrimination)
     _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
     out = {"ability": grad[: c.n_items]}
     if weighted:
@@ -368,7 +393,9 @@ def fit(
     data: Comparisons,
     *,
     discrimination: bool = True,
-    information: Information = "expected",
+    information: Information = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
     penalty: PriorsLike | None = None,
     scale: Scale = "log",
 ) -> Estimate:
@@ -378,13 +405,21 @@ def fit(
     ----------
     data : Comparisons
     discrimination : bool
-        Estimate γ_k (seed 002's judge-aware model). False fits the unweighted BTL
-        (γ_k ≡ 1, judges pooled; SPEC §3.4). A single judge always gets γ ≡ 1.
-    information : {"expected", "observed", "sandwich", "cluster"}
-        Covariance: inverse expected (Fisher) information (the paper's convention, SPEC
-        §3.3), inverse observed information, the sandwich (robust to ties), or the
-        cluster-robust sandwich over the key given to ``Comparisons.from_frame(cluster=...)``
-        (observed-information bread, meat with the factor G / (G - 1)).
+        Estimate γ_k (the paper's judge-aware model). False fits the unweighted BTL
+        (γ_k ≡ 1, judges pooled; the paper's baseline, §4.2). A single judge always gets γ ≡ 1.
+    information : {"auto", "expected", "observed", "sandwich", "cluster"}
+        Covariance kind (:mod:`bayescal.frequentist.covariance`): the inverse expected
+        (Fisher) information (the paper's convention, §3.3), the inverse observed information,
+        the sandwich (valid with ties), or the cluster-robust sandwich over a key; sandwich and
+        cluster use the observed-information bread. ``"auto"`` (default): ``cluster`` when the
+        data carry a key (or ``cluster=`` is given), else ``sandwich`` when they hold ties or
+        soft outcomes, else ``expected``.
+    cluster : str, optional
+        Cluster key for ``information="cluster"``: the data's own key (the column given to
+        ``Comparisons.from_frame(cluster=...)``; the default), ``"judge_pair"`` (one cluster per
+        judge and unordered pair) or ``"pair"`` (per unordered pair, judges pooled).
+    correction : {"CR1", "CR0"}, optional
+        Small-sample factor G/(G-1) of the cluster meat (``"CR1"``, default) or none.
     penalty : Priors, optional
         Add the log density of the Bayesian model's priors (Gaussian on the sum-zero
         coordinates); the optimum is then the MAP of
@@ -401,10 +436,16 @@ def fit(
     -------
     Estimate
         ``ability`` (s, sum zero) and ``discrimination`` (γ, geometric mean one) with Wald
-        intervals; method ``"mle"`` (or ``"penalized-mle"``).
+        intervals; method ``"mle"`` (or ``"penalized-mle"``). ``info`` records the resolved
+        covariance request (``information``, ``cluster``, ``correction``,
+        ``information_reason``) and ``n_clusters``.
 
     Raises
     ------
+    ValueError
+        Before fitting: an unknown kind, key or correction, ``cluster=``/``correction=`` with a
+        kind that uses no key, ``"cluster"`` without a key, or no more clusters than free
+        parameters (:func:`~bayescal.frequentist.covariance.check_cluster_counts`).
     IdentificationError
         Disconnected comparison graph, an item that never loses / never wins (with no
         penalty on ``ability``), or a judge whose own verdicts cannot bound its
@@ -412,21 +453,29 @@ def fit(
         ``discrimination``, else an ``IdentificationWarning``).
     MLEBoundaryError
         A judge's discrimination runs to 0 or to infinity.
+
+    Warns
+    -----
+    FewClustersWarning
+        Fewer than max(30, 5 p) clusters for p free parameters.
     """
-    if information not in ("expected", "observed", "sandwich", "cluster"):
-        raise ValueError(
-            "information must be 'expected', 'observed', 'sandwich' or 'cluster', got "
-            f"{information!r}"
-        )
+    request = covariance.request(
+        information, cluster=cluster, correction=correction, supported=covariance.KINDS,
+        data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
+        quasi=data.quasi_likelihood, model="judge_discrimination_btl")
     if scale not in ("log", "natural"):
         raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
     if penalty is not None:
         # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)
-    if information == "cluster":
-        _check_clusters(data, discrimination and data.n_judges > 1)
     weighted = discrimination and data.n_judges > 1
+    records = None
+    if request.kind == "cluster":
+        records = _cluster_records(data, request, weighted)
+        n_free = data.n_items - 1 + (data.n_judges - 1 if weighted else 0)
+        covariance.check_cluster_counts([("all", records.n_clusters, n_free)],
+                                        key=str(request.cluster))
     if penalty is None or penalty.ability_sd is None:
         require_mle(data)
     if weighted:
@@ -451,7 +500,7 @@ def fit(
     ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True)
     assert hess is not None
     observed = -hess + np.diag(prec)
-    bread = jac.T @ (parts["expected"] + np.diag(prec) if information == "expected"
+    bread = jac.T @ (parts["expected"] + np.diag(prec) if request.kind == "expected"
                      else observed) @ jac
     eig = np.linalg.eigvalsh(bread)
     if eig[0] <= 1e-12 * eig[-1]:
@@ -461,71 +510,53 @@ def fit(
             f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
             "(all abilities equal?) or some parameters are not identified"
         )
-    inv = np.linalg.inv(bread)
-    if information == "sandwich":
+    size = c.n_items + (c.n_judges if weighted else 0)
+    if request.kind == "sandwich":
         p = parts["p"]
         # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
         sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
-        size = c.n_items + (c.n_judges if weighted else 0)
         meat = jac.T @ _outer(c, parts["gamma"], parts["eta"], sq_resid, size, weighted) @ jac
-        cov_free = inv @ meat @ inv
-    elif information == "cluster":
-        meat = jac.T @ _cluster_meat(data, weighted, parts) @ jac
-        cov_free = inv @ meat @ inv
+        cov_free = covariance.sandwich(bread, meat)
+    elif request.kind == "cluster":
+        assert records is not None
+        meat = jac.T @ _cluster_meat(c, records, parts, size, weighted,
+                                     str(request.correction)) @ jac
+        cov_free = covariance.sandwich(bread, meat)
     else:
-        cov_free = inv
+        cov_free = np.linalg.inv(bread)
     cov_raw = jac @ cov_free @ jac.T
-    return _estimate(data, s, alpha, cov_raw, weighted, ll, information, penalty, info, scale)
+    extra = {**request.as_info(),
+             "n_clusters": None if records is None else int(records.n_clusters)}
+    return _estimate(data, s, alpha, cov_raw, weighted, ll, penalty, {**info, **extra}, scale)
 
 
-# Fewer clusters than this and CR1 standard errors are biased down noticeably (Cameron &
-# Miller 2015 put the threshold at 20-50); warn, do not refuse.
-_FEW_CLUSTERS = 30
-
-
-def _check_clusters(data: Comparisons, weighted: bool) -> None:
-    """Refuse a cluster-robust covariance without a key or with fewer clusters than parameters."""
-    if not data.clusters:
-        raise ValueError(
-            "information='cluster' needs a cluster key: build the data with "
-            "Comparisons.from_frame(df, cluster='battle_id') (any column naming the unit "
-            "whose verdicts may be dependent)"
-        )
-    n_free = data.n_items - 1 + (data.n_judges - 1 if weighted else 0)
-    n_clusters = len(data.clusters)
-    if n_clusters <= n_free:
-        raise IdentificationError(
-            f"{n_clusters} clusters for {n_free} free parameters: the cluster-robust meat has "
-            "rank at most G, so some contrasts would get zero variance. Use more clusters or "
-            "information='sandwich'."
-        )
-    if n_clusters < _FEW_CLUSTERS:
-        warnings.warn(
-            f"only {n_clusters} clusters: cluster-robust standard errors are biased down with "
-            f"fewer than about {_FEW_CLUSTERS} clusters", UserWarning, stacklevel=3,
-        )
+def _cluster_records(data: Comparisons, request: Request, weighted: bool) -> ClusterRecords:
+    """The key's records with their cells mapped onto the twin's (display orders, and judges
+    when unweighted, pooled): records of one cluster may then share a cell; the meat sums them."""
+    rec = data.cluster_records(request.cluster)
+    to_twin = data.collapse_index(order=True, judges=not weighted)
+    return replace(rec, cell=to_twin[rec.cell])
 
 
 def _cluster_meat(
-    data: Comparisons, weighted: bool, parts: dict[str, NDArray[np.float64]]
+    c: _Cells, records: ClusterRecords, parts: dict[str, NDArray[np.float64]], size: int,
+    weighted: bool, correction: str,
 ) -> NDArray[np.float64]:
     """Cluster meat in raw (s, log γ); a record's score is g_cell (wins - count p_cell)."""
-    cc = data.collapse(order=True, judges=not weighted)  # the twin's cells, same order
-    cell = cc.cluster_cell
-    r = cc.cluster_wins - cc.cluster_count * parts["p"][cell]
+    cell = records.cell
+    r = records.wins - records.count * parts["p"][cell]
     gamma, eta = parts["gamma"][cell], parts["eta"][cell]
-    size = cc.n_items + (cc.n_judges if weighted else 0)
     rows = np.arange(len(cell))
-    cols = [cc.item_i[cell], cc.item_j[cell]]
+    cols = [c.i[cell], c.j[cell]]
     vals = [r * gamma, -r * gamma]
     if weighted:
-        cols.append(cc.n_items + cc.judge[cell])
+        cols.append(c.n_items + c.k[cell])
         vals.append(r * eta)
     scores = sp.csr_array(
         (np.concatenate(vals), (np.tile(rows, len(cols)), np.concatenate(cols))),
         shape=(len(cell), size),
     )
-    return cluster_meat(scores, cc.cluster_code)
+    return covariance.cluster_meat(scores, records.code, correction=correction)
 
 
 def _estimate(
@@ -535,9 +566,8 @@ def _estimate(
     cov_raw: NDArray[np.float64],
     weighted: bool,
     ll: float,
-    information: str,
     penalty: PriorsLike | None,
-    info: dict[str, object],
+    info: dict[str, Any],
     scale: Scale,
 ) -> Estimate:
     params = {"ability": xr.DataArray(s, dims="item", coords={"item": list(data.items)})}
@@ -565,7 +595,7 @@ def _estimate(
         interval={name: "wald-log" if name == "discrimination" and scale == "log" else "wald"
                   for name in ds.data_vars},
         loglik=ll,
-        converged=True,
-        info={**info, "information": information, "discrimination": weighted, "scale": scale,
+        converged=bool(info["converged"]),
+        info={**info, "discrimination": weighted, "scale": scale,
               "n_verdicts": float(data.n_rows)},
     )

@@ -1,45 +1,46 @@
-r"""Frequentist twin of DIAL's low-rank judge model (seed 000, Condition 3; SPEC §1.3, §1.15).
+r"""Frequentist twin of DIAL's low-rank judge model (model (1) under Condition 3).
+
+DIAL: "Position-Debiased LLM Judges with Adaptive Human Preference Calibration" (2026); the
+consensus–disagreement representation is Condition 3 of Yu et al. (2026, arXiv:2605.05073).
 
 Model: judge k prefers item i over item j, with item i displayed in position ``a`` (+1 first,
 -1 second), with probability :math:`\sigma(S_{ki} - S_{kj} + a\,b_k)` (model (1)), where the
-position-debiased score matrix has the consensus–disagreement form of Condition 3
+position-debiased score matrix has the consensus–disagreement form
 
 .. math:: S = \gamma\mu^\top + UV^\top,\quad W = [\mu, V],\ W^\top 1_N = 0,\
           W^\top W/N = I_{r+1},\ 1_K^\top U = 0,\ 1_K^\top\gamma > 0 .
 
 These constraints say no more than "the rows of S are centred and S has rank at most r + 1":
 every such S (with :math:`S^\top 1_K \ne 0`) has exactly one representative, given by the closed
-forms :math:`\mu = \sqrt N S^\top 1_K/\lVert S^\top 1_K\rVert`, :math:`\gamma = S\mu/N`,
-:math:`UV^\top = S - \gamma\mu^\top` (SPEC §1.3). The twin therefore optimises over the
-factorisation :math:`S = G F^\top` (G: K x (r+1), F: N x (r+1) with centred columns,
-:math:`F = B_N\tilde F` in Helmert coordinates) and canonicalises afterwards. That chart has
-exactly :math:`(r+1)^2` invariance directions, :math:`(G, F) \to (GA, FA^{-\top})`.
+forms of :func:`bayescal.dial.canonical`. The twin therefore optimises over the factorisation
+:math:`S = G F^\top` (G: K x (r+1), F: N x (r+1) with centred columns, :math:`F = B_N\tilde F`
+in Helmert coordinates) and canonicalises afterwards. That chart has exactly :math:`(r+1)^2`
+invariance directions, :math:`(G, F) \to (GA, FA^{-\top})`.
 
-Estimation (SPEC §1.15): a ridge-regularised per-judge BTL with order effect and a rank-(r+1)
-SVD start; alternating block Fisher scoring (judge block (G, b), each judge a logistic regression;
-item block F̃, one logistic regression), then a quasi-Newton (L-BFGS) polish of all blocks and a
+Estimation: a ridge-regularised per-judge BTL with order effect and a rank-(r+1) SVD start;
+alternating block Fisher scoring (judge block (G, b), each judge a logistic regression; item
+block F̃, one logistic regression), then a quasi-Newton (L-BFGS) polish of all blocks and a
 final Newton step in the identified tangent space.
 
-Canonical factors: the SVD :math:`UV^\top = P\Sigma Q^\top`, :math:`U = P_r\Sigma_r/\sqrt N`,
-:math:`V = \sqrt N Q_r`, with the sign of each factor chosen so that the first judge's loading
-(the first entry of each column of U that is not zero) is positive (the authors' ReAnchor rule,
-SPEC §1.3). U and V are identified only through :math:`UV^\top`; the SVD axes are one choice.
+Covariance (``information=``, the kinds of :mod:`bayescal.frequentist.covariance`): Wald, by
+the delta method from the gauge-free chart (the :math:`(r+1)^2` gauge directions removed, i.e.
+the pseudo-inverse restricted to the identified tangent space):
 
-Intervals: Wald, by the delta method from the information in the local chart with the
-:math:`(r+1)^2` gauge directions removed (the pseudo-inverse restricted to the identified
-tangent space):
-
-* ``observed`` (default; the paper's "empirical inverse information", SPEC §1.11):
-  minus the Hessian of the log-likelihood at the estimate;
-* ``expected``: :math:`\sum_c n_c p_c(1-p_c) x_c x_c^\top`;
-* ``sandwich``: the independent-verdict sandwich (SPEC §1.17.3);
-* ``cluster``: the cell-clustered sandwich, clusters = judge x unordered pair with both display
-  orders pooled (SPEC §1.8), robust to judge–pair overdispersion; the meat is
-  :func:`bayescal.frequentist.covariance.cluster_meat` with its CR1 factor G/(G−1) (the authors'
-  code omits it: a factor of 1.00025 in SE² at DIAL's 3,990 clusters).
+* ``expected``: the inverse of :math:`\sum_c n_c p_c(1-p_c) x_c x_c^\top`,
+  :math:`x_c = \partial\eta_c/\partial\theta`;
+* ``observed``: the inverse of minus the Hessian of the log-likelihood (DIAL's "empirical
+  inverse information"); it differs from the expected one by the residual-weighted curvature
+  :math:`\sum_c (y_c - n_c p_c)\nabla^2\eta_c` of the bilinear S = GFᵀ;
+* ``sandwich``: observed bread, per-verdict meat :math:`\sum_t (y_t - p_t)^2 x_t x_t^\top` (the
+  authors' "iid" b intervals are this one);
+* ``cluster``: observed bread, the cluster meat of a key: the built-in ``"judge_pair"`` (judge
+  x unordered pair, both display orders pooled: DIAL's cell-clustered sandwich, robust to
+  judge–pair overdispersion), ``"pair"``, or the data's own key; ``correction="CR1"`` (default)
+  or ``"CR0"`` (the authors' code: a factor of 1.00025 in SE² at DIAL's 3,990 clusters).
 
 Intervals are reported for S (``ability``), b, μ, γ, and for the canonical U, V only when r = 1
-(their sign is then pinned by the rule above; for r ≥ 2 they are points only, interval "none").
+(their sign is then pinned by the first judge's loading; for r ≥ 2 they are points only,
+interval "none").
 
 See ``models/low_rank_judges.md``.
 """
@@ -49,7 +50,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -58,22 +58,15 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from bayescal.basis import zero_sum_basis
-from bayescal.data import Comparisons, DataError
+from bayescal.data import Comparisons
+from bayescal.data.comparisons import BUILTIN_CLUSTER_KEYS
+from bayescal.dial import canonical, check_rank, n_free_parameters
+from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.frequentist.covariance import cluster_meat
 from bayescal.identify import IdentificationError
 from bayescal.schema import term_labels
 
-__all__ = [
-    "canonical",
-    "check_rank",
-    "fit",
-    "gradient",
-    "loglik",
-]
-
-Information = Literal["observed", "expected", "sandwich", "cluster"]
-_INFORMATION = ("observed", "expected", "sandwich", "cluster")
+__all__ = ["fit", "gradient", "loglik"]
 
 _MAX_SWEEPS = 30
 _SWEEP_TOL = 1e-9  # relative improvement of the per-verdict NLL that ends the alternation
@@ -85,6 +78,8 @@ _NULL_TOL = 1e-9  # relative eigenvalue below which the gauge-free information i
 # ---------------------------------------------------------------------------- data layout
 @dataclass(frozen=True)
 class _Cells:
+    """Typed view of the judges' model's cells (:meth:`Comparisons.order_cells`)."""
+
     k: NDArray[np.int64]
     i: NDArray[np.int64]
     j: NDArray[np.int64]
@@ -92,56 +87,15 @@ class _Cells:
     n: NDArray[np.float64]
     y: NDArray[np.float64]
     y2: NDArray[np.float64]
-    cluster: NDArray[np.int64]
     n_items: int
     n_judges: int
     order: bool
 
 
-def _cells(data: Comparisons, order_effects: bool) -> _Cells:
-    if order_effects:
-        missing = data.order == 0
-        if missing.any():
-            rows = data.to_frame().loc[missing, ["judge", "item_i", "item_j"]].head(5)
-            shown = "; ".join(f"judge {r.judge!r}: {r.item_i!r} vs {r.item_j!r}"
-                              for r in rows.itertuples())
-            raise DataError(
-                f"{int(missing.sum())} cell(s) have no recorded display order ({shown}); the "
-                "order-effect model needs +1/-1 in the 'order' column for every verdict. Supply "
-                "it, or fit the order-agnostic model (order_effects=False, DIAL-noPos)."
-            )
-        c = data
-    else:
-        c = data.collapse(order=True)
-    pair = c.item_i * c.n_items + c.item_j
-    cluster = np.unique(c.judge * c.n_items**2 + pair, return_inverse=True)[1]
-    return _Cells(c.judge, c.item_i, c.item_j, c.order.astype(np.float64), c.count, c.wins,
-                  c.wins_sq, cluster.astype(np.int64), c.n_items, c.n_judges, order_effects)
-
-
-def check_rank(rank: int, n_judges: int, n_items: int) -> int:
-    """Validate the disagreement rank r: 1 ≤ r ≤ min(K − 1, N − 2) (DIAL Condition 3).
-
-    Raises
-    ------
-    ValueError
-        r is not a positive integer.
-    IdentificationError
-        r exceeds min(K − 1, N − 2): judge-centred loadings have rank at most K − 1 and
-        W = [μ, V] needs r + 1 ≤ N − 1 centred directions.
-    """
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-        raise ValueError(f"rank must be an integer ≥ 1, got {rank!r}")
-    bound = min(n_judges - 1, n_items - 2)
-    if rank > bound:
-        raise IdentificationError(
-            f"rank r = {rank} is not identified with K = {n_judges} judges and N = {n_items} "
-            f"items: Condition 3 needs 1 ≤ r ≤ min(K − 1, N − 2) = {bound}"
-            + (" (no r is possible: at least 2 judges and 3 items are needed)" if bound < 1
-               else "")
-            + "."
-        )
-    return int(rank)
+def _cells(data: Comparisons, order_effects: bool) -> tuple[Comparisons, _Cells]:
+    c = data.order_cells(order_effects)
+    return c, _Cells(c.judge, c.item_i, c.item_j, c.order.astype(np.float64), c.count, c.wins,
+                     c.wins_sq, c.n_items, c.n_judges, order_effects)
 
 
 @dataclass(frozen=True)
@@ -230,11 +184,23 @@ def _weighted_outer(w: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
     return out
 
 
-def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | None):
+@dataclass(frozen=True)
+class _Derivatives:
+    """Log-likelihood, raw gradient, an information matrix (None unless asked), the cells'
+    σ(η), and ∂ vec S/∂(G, F) (None unless an information was asked)."""
+
+    loglik: float
+    gradient: NDArray[np.float64]
+    information: NDArray[np.float64] | None
+    prob: NDArray[np.float64]
+    jacobian: NDArray[np.float64] | None
+
+
+def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout,
+                 info: str | None) -> _Derivatives:
     """Log-likelihood, raw gradient, and (optionally) an information-type matrix in raw coords.
 
     ``info``: None, ``expected`` (Σ n p(1-p) x xᵀ) or ``observed`` (minus the Hessian).
-    Returns (ll, grad, matrix, p, JS).
     """
     eta, G, F = _eta(raw, c, lay)
     K, N = c.n_judges, c.n_items
@@ -247,7 +213,7 @@ def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | 
         parts.append(np.bincount(c.k, resid * c.a, K))
     grad = np.concatenate(parts)
     if info is None:
-        return ll, grad, None, p, None
+        return _Derivatives(ll, grad, None, p, None)
     JS = _jacobian_raw(G, F, c, lay)
     mat = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
     if info == "observed":
@@ -258,18 +224,17 @@ def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout, info: str | 
         curv = curv.reshape(K * r1, N * r1)
         mat[lay.g_slice, lay.f_slice] -= curv
         mat[lay.f_slice, lay.g_slice] -= curv.T
-    return ll, grad, mat, p, JS
+    return _Derivatives(ll, grad, mat, p, JS)
 
 
-def _scores_per_cell(resid: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
-                     lay: _Layout) -> NDArray[np.float64]:
-    """Per-cell score rows resid_c x_cᵀ in raw coordinates (for the sandwich meats)."""
+def _design_rows(JS: NDArray[np.float64], c: _Cells, lay: _Layout) -> NDArray[np.float64]:
+    """Per-cell rows x_c = ∂η_c/∂raw (for the cluster meat's scores (y_r − n_r p_c) x_c)."""
     X = np.zeros((c.k.size, lay.size))
     m = JS.shape[1]
     X[:, :m] = JS[lay.ki] - JS[lay.kj]
     if lay.b_slice is not None:
         X[np.arange(c.k.size), lay.b_slice.start + c.k] = c.a
-    return resid[:, None] * X
+    return X
 
 
 def _chart(c: _Cells, lay: _Layout) -> NDArray[np.float64]:
@@ -306,53 +271,6 @@ def _gauge(raw: NDArray[np.float64], c: _Cells, lay: _Layout, T: NDArray[np.floa
     return null, full[:, r1 * r1:]
 
 
-# ---------------------------------------------------------------------------- canonical form
-def canonical(S: ArrayLike, rank: int) -> dict[str, NDArray[np.float64]]:
-    r"""Condition 3's representative of a score matrix S (DIAL §3.2 closed forms).
-
-    Parameters
-    ----------
-    S : array (K, N)
-        Position-debiased scores with centred rows (``ability[judge, item]``).
-    rank : int
-        r, the number of disagreement factors.
-
-    Returns
-    -------
-    dict
-        ``consensus`` μ = √N Sᵀ1/‖Sᵀ1‖; ``consensus_loading`` γ = Sμ/N;
-        ``disagreement_matrix`` UVᵀ = S − γμᵀ; ``disagreement_loading`` U = P_rΣ_r/√N and
-        ``disagreement`` V = √N Q_r from the SVD UVᵀ = PΣQᵀ, the sign of each factor set so
-        that the first non-zero entry of each column of U is positive.
-
-    Raises
-    ------
-    IdentificationError
-        :math:`S^\top 1_K = 0`: no consensus direction (the judges' scores cancel).
-    """
-    S = np.asarray(S, dtype=np.float64)
-    N = S.shape[1]
-    m = S.sum(axis=0)
-    norm = np.linalg.norm(m)
-    if norm <= 1e-12 * max(np.abs(S).max(), 1e-300):
-        raise IdentificationError(
-            "the judges' summed scores Sᵀ1 are zero: the consensus direction μ is undefined"
-        )
-    mu = np.sqrt(N) * m / norm
-    gamma = S @ mu / N
-    R = S - np.outer(gamma, mu)
-    P, sv, Qt = np.linalg.svd(R, full_matrices=False)
-    U = P[:, :rank] * sv[:rank] / np.sqrt(N)
-    V = np.sqrt(N) * Qt[:rank].T
-    for q in range(rank):
-        col = U[:, q]
-        nz = np.flatnonzero(np.abs(col) > 1e-12 * max(np.abs(col).max(), 1e-300))
-        if nz.size and col[nz[0]] < 0:
-            U[:, q], V[:, q] = -U[:, q], -V[:, q]
-    return {"consensus": mu, "consensus_loading": gamma, "disagreement_matrix": R,
-            "disagreement_loading": U, "disagreement": V, "singular_values": sv[:rank]}
-
-
 # ---------------------------------------------------------------------------- public loglik
 def _scores(params: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
     if "ability" in params:
@@ -364,19 +282,26 @@ def _scores(params: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
     return np.outer(gamma, mu) + U @ V.T
 
 
-def _params_eta(params: Mapping[str, ArrayLike], data: Comparisons) -> tuple[
-        NDArray[np.float64], _Cells, NDArray[np.float64]]:
-    """S, the cells and η_c = S_ki − S_kj (+ a b_k when ``params`` has ``order_effect``)."""
+def _params_eta(params: Mapping[str, ArrayLike], data: Comparisons, order_effects: bool
+                ) -> tuple[NDArray[np.float64], _Cells, NDArray[np.float64]]:
+    """S, the cells and η_c = S_ki − S_kj (+ a b_k with ``order_effects``)."""
+    if order_effects != ("order_effect" in params):
+        raise ValueError(
+            "params must hold 'order_effect' exactly when order_effects=True (got "
+            f"order_effects={order_effects} and params {sorted(params)})")
     S = _scores(params)
-    order = "order_effect" in params
-    c = _cells(data, order)
+    if S.shape != (data.n_judges, data.n_items):
+        raise ValueError(f"ability has shape {S.shape}; the data have {data.n_judges} judges "
+                         f"and {data.n_items} items")
+    _, c = _cells(data, order_effects)
     eta = S[c.k, c.i] - S[c.k, c.j]
-    if order:
+    if order_effects:
         eta = eta + c.a * np.asarray(params["order_effect"], dtype=np.float64)[c.k]
     return S, c, eta
 
 
-def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
+def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *,
+           order_effects: bool = True) -> float:
     r"""Log-likelihood kernel of the low-rank judge model at ``params``.
 
     Parameters
@@ -384,9 +309,10 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
     params : mapping
         Either ``ability`` (K x N, S) or the factors ``consensus`` (μ), ``consensus_loading``
         (γ), ``disagreement`` (V, N x r) and ``disagreement_loading`` (U, K x r); plus
-        ``order_effect`` (b, length K). Without ``order_effect`` the display orders are pooled
-        and b ≡ 0 (DIAL-noPos).
+        ``order_effect`` (b, length K) exactly when ``order_effects``.
     data : Comparisons
+    order_effects : bool
+        As in :func:`fit`: False pools the display orders and sets b ≡ 0 (DIAL-noPos).
 
     Returns
     -------
@@ -394,26 +320,26 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
         :math:`\sum_c [y_c\log\sigma(\eta_c) + (n_c - y_c)\log\sigma(-\eta_c)]`,
         :math:`\eta_c = S_{ki} - S_{kj} + a\,b_k` (model (1); the sum over raw verdicts).
     """
-    _, c, eta = _params_eta(params, data)
+    _, c, eta = _params_eta(params, data, order_effects)
     return _kernel(eta, c)
 
 
-def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, NDArray[np.float64]]:
+def gradient(params: Mapping[str, ArrayLike], data: Comparisons, *,
+             order_effects: bool = True) -> dict[str, NDArray[np.float64]]:
     """Analytic gradient of :func:`loglik` with respect to S (K x N) and b.
 
     Returns
     -------
     dict
-        ``ability``: ∂ℓ/∂S; ``order_effect``: ∂ℓ/∂b (when ``order_effect`` is given).
+        ``ability``: ∂ℓ/∂S; ``order_effect``: ∂ℓ/∂b (with ``order_effects``).
     """
-    S, c, eta = _params_eta(params, data)
-    order = c.order
+    S, c, eta = _params_eta(params, data, order_effects)
     resid = c.y - c.n * expit(eta)
     K, N = S.shape
     gS = (np.bincount(c.k * N + c.i, resid, K * N)
           - np.bincount(c.k * N + c.j, resid, K * N)).reshape(K, N)
     out = {"ability": gS}
-    if order:
+    if order_effects:
         out["order_effect"] = np.bincount(c.k, resid * c.a, K)
     return out
 
@@ -452,7 +378,8 @@ def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
 
 def _newton_block(theta, block, c, lay, T, scale):
     """One Fisher-scoring step on a block of θ with step halving (the block is convex)."""
-    ll, grad, info, _, _ = _derivatives(T @ theta, c, lay, "expected")
+    d = _derivatives(T @ theta, c, lay, "expected")
+    ll, grad, info = d.loglik, d.gradient, d.information
     Tb = T[:, block]
     g = Tb.T @ grad
     H = Tb.T @ info @ Tb
@@ -487,7 +414,8 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
         prev = value
 
     def objective(th):
-        ll, grad, _, _, _ = _derivatives(T @ th, c, lay, None)
+        d = _derivatives(T @ th, c, lay, None)
+        ll, grad = d.loglik, d.gradient
         return -ll * scale, -(T.T @ grad) * scale
 
     res = minimize(objective, theta, jac=True, method="L-BFGS-B",
@@ -496,10 +424,11 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
     # one Newton step in the identified tangent space removes what L-BFGS leaves (≲1e-6)
     for _ in range(3):
         raw = T @ theta
-        g = T.T @ _derivatives(raw, c, lay, None)[1] * scale
+        g = T.T @ _derivatives(raw, c, lay, None).gradient * scale
         if np.max(np.abs(g)) < _GRAD_TOL * 1e-2:
             break
-        ll, _, info, _, _ = _derivatives(raw, c, lay, "observed")
+        d = _derivatives(raw, c, lay, "observed")
+        ll, info = d.loglik, d.information
         _, free = _gauge(raw, c, lay, T)
         Hf = free.T @ (T.T @ info @ T) @ free * scale
         try:
@@ -512,7 +441,7 @@ def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
             break
         theta = theta + step
     raw = T @ theta
-    ll, grad, _, _, _ = _derivatives(raw, c, lay, None)
+    grad = _derivatives(raw, c, lay, None).gradient
     max_grad = float(np.max(np.abs(T.T @ grad)) * scale)
     info = {"optimizer": "alternating Fisher scoring + L-BFGS polish + Newton",
             "sweeps": sweeps, "lbfgs_iterations": int(res.nit),
@@ -563,27 +492,55 @@ def _identification_message(raw, c, lay, data) -> str:
     return where if bad else ""
 
 
+#: Covariance kinds of this twin (all of :data:`bayescal.frequentist.covariance.KINDS`).
+KINDS = covariance.KINDS
+
+
+def cluster_groups(cells: Comparisons, records, rank: int, order_effects: bool
+                   ) -> list[tuple[str, int, int]]:
+    """Blocks for :func:`~bayescal.frequentist.covariance.check_cluster_counts`.
+
+    Each judge's own parameters (its row of (γ, U): r + 1, plus b_k) rest on the clusters that
+    hold its verdicts; all (r + 1)(K + N − r − 2) (+ K) free parameters on all clusters.
+    """
+    own = rank + 1 + (1 if order_effects else 0)
+    judge_of_record = cells.judge[records.cell]
+    groups = [(cells.judges[k], int(np.unique(records.code[judge_of_record == k]).size), own)
+              for k in range(cells.n_judges)]
+    groups.append(("all", records.n_clusters,
+                   n_free_parameters(rank, cells.n_judges, cells.n_items, order_effects)))
+    return groups
+
+
 def fit(
-    comparisons: Comparisons,
-    rank: int,
+    data: Comparisons,
     *,
+    rank: int = 1,
     order_effects: bool = True,
-    information: Information = "observed",
+    information: str = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
 ) -> Estimate:
     r"""LLM-only maximum-likelihood fit of DIAL's low-rank judge model (θ̂_∞ of (12)).
 
     Parameters
     ----------
-    comparisons : Comparisons
+    data : Comparisons
         LLM verdicts with display order (``order`` ±1 on every verdict when
         ``order_effects``). Every judge is treated alike (humans included, if marked).
     rank : int
         r, the number of disagreement factors: 1 ≤ r ≤ min(K − 1, N − 2).
     order_effects : bool
         Estimate b_k (model (1)). False pools the two display orders and sets b ≡ 0: the
-        order-agnostic ablation DIAL-noPos (SPEC §1.12).
-    information : {"observed", "expected", "sandwich", "cluster"}
-        Covariance of the Wald intervals (see the module docstring).
+        order-agnostic ablation DIAL-noPos.
+    information : {"auto", "expected", "observed", "sandwich", "cluster"}
+        Covariance of the Wald intervals (the module docstring;
+        :func:`bayescal.frequentist.covariance.request` resolves ``auto``).
+    cluster : str, optional
+        Key of ``information="cluster"``: ``"judge_pair"`` (DIAL's cells), ``"pair"``, or the
+        data's own key. With ``information="auto"`` naming a key selects ``"cluster"``.
+    correction : {"CR1", "CR0"}, optional
+        Small-sample factor of the cluster meat (default CR1; the authors use CR0).
 
     Returns
     -------
@@ -591,27 +548,35 @@ def fit(
         Method ``"mle"`` (``"mle-nopos"`` without order effects). Terms: ``ability[judge, item]``
         (S), ``order_effect[judge]`` (b), ``consensus[item]`` (μ), ``consensus_loading[judge]``
         (γ), ``disagreement[item, factor]`` (V) and ``disagreement_loading[judge, factor]``
-        (U), canonicalised as in :func:`canonical`; ``info`` carries the optimizer report,
-        the singular values of UVᵀ and the information type.
+        (U), canonicalised as in :func:`bayescal.dial.canonical`; ``info`` carries the
+        optimizer report, the singular values of UVᵀ and the covariance request.
 
     Raises
     ------
     ValueError, IdentificationError
-        r out of range; fewer comparison cells than parameters; a judge or direction the data
-        do not identify (a singular gauge-free information).
+        A bad covariance request; r out of range; fewer comparison cells than parameters; a
+        judge or direction the data do not identify (a singular gauge-free information); a
+        cluster-robust covariance with no more clusters than parameters.
     DataError
         ``order_effects`` with verdicts whose display order is not recorded.
     MLEBoundaryError
         The optimizer did not converge or scores run off (a separated judge): no interior MLE;
         use the MAP or NUTS fit of :mod:`bayescal.models.low_rank_judges`.
+
+    Warns
+    -----
+    FewClustersWarning
+        A cluster-robust covariance on few clusters (per judge or overall).
     """
-    if information not in _INFORMATION:
-        raise ValueError(f"information must be one of {_INFORMATION}, got {information!r}")
-    K, N = comparisons.n_judges, comparisons.n_items
+    req = covariance.request(information, cluster=cluster, correction=correction,
+                             supported=KINDS, data_key=data.cluster_key,
+                             builtin_keys=BUILTIN_CLUSTER_KEYS, quasi=data.quasi_likelihood,
+                             model="low-rank-judges")
+    K, N = data.n_judges, data.n_items
     rank = check_rank(rank, K, N)
-    c = _cells(comparisons, order_effects)
+    cells, c = _cells(data, order_effects)
     lay = _layout(c, rank)
-    n_free = (rank + 1) * (K + N - rank - 2) + (K if order_effects else 0)
+    n_free = n_free_parameters(rank, K, N, order_effects)
     n_cells = c.k.size
     if n_cells < n_free:
         raise IdentificationError(
@@ -619,6 +584,11 @@ def fit(
             + (" + K" if order_effects else "") + f" with r = {rank}): the model is not "
             "identified (DIAL Prop. B.2); lower the rank or add comparisons"
         )
+    records = None
+    if req.kind == "cluster":
+        records = cells.cluster_records(req.cluster)
+        covariance.check_cluster_counts(cluster_groups(cells, records, rank, order_effects),
+                                        key=req.cluster)
     T = _chart(c, lay)
     clock, cpu = time.perf_counter(), time.process_time()
     theta, opt = _optimize(c, lay, rank, T)
@@ -627,7 +597,7 @@ def fit(
     raw = T @ theta
     G, F, b = _split(raw, c, lay)
     S = G @ F.T
-    unidentified = _identification_message(raw, c, lay, comparisons)
+    unidentified = _identification_message(raw, c, lay, data)
     if unidentified:
         raise IdentificationError(
             "the data do not identify every judge's scores at this rank" + unidentified
@@ -642,12 +612,13 @@ def fit(
             "some judge's verdicts are separated by the fitted scores. Use the MAP or NUTS fit "
             "of bayescal.models.low_rank_judges, whose priors keep the scores finite."
         )
-    ll, _, obs, p, JS = _derivatives(raw, c, lay, "observed")
+    d = _derivatives(raw, c, lay, "observed")
+    ll, obs, p, JS = d.loglik, d.information, d.prob, d.jacobian
+    assert obs is not None and JS is not None
     _, free = _gauge(raw, c, lay, T)
-    if information == "expected":
-        bread_raw = _weighted_outer(c.n * p * (1 - p), JS, c, lay)
-    else:
-        bread_raw = obs
+    # sandwich and cluster use the observed-information bread, as every twin does
+    bread_raw = _weighted_outer(c.n * p * (1 - p), JS, c, lay) if req.kind == "expected" \
+        else obs
     bread = free.T @ (T.T @ bread_raw @ T) @ free
     bread = (bread + bread.T) / 2
     eig = np.linalg.eigvalsh(bread)
@@ -655,25 +626,28 @@ def fit(
         raise IdentificationError(
             "the information is singular beyond the (r+1)² rotations of the factors (smallest "
             f"eigenvalue {eig[0]:.3g}, largest {eig[-1]:.3g}): the data do not identify every "
-            "score and order effect at this rank" + _identification_message(raw, c, lay,
-                                                                           comparisons)
+            "score and order effect at this rank" + _identification_message(raw, c, lay, data)
             + ". Lower the rank, or use the Bayesian fit (its prior sets the rest)."
         )
     inv = np.linalg.inv(bread)
-    if information in ("sandwich", "cluster"):
-        TF = T @ free
-        if information == "sandwich":
-            # Σ_t (y_t - p)² within a cell, from its sums of y and y² (ties make y² ≠ y)
-            sq = c.y2 - 2 * p * c.y + c.n * p**2
-            meat = TF.T @ _weighted_outer(sq, JS, c, lay) @ TF
-        else:
-            scores = _scores_per_cell(c.y - c.n * p, JS, c, lay) @ TF
-            meat = cluster_meat(scores, c.cluster)
-        cov_free = inv @ meat @ inv
+    TF = T @ free
+    if req.kind == "sandwich":
+        # Σ_t (y_t - p)² within a cell, from its sums of y and y² (ties make y² ≠ y)
+        sq = c.y2 - 2 * p * c.y + c.n * p**2
+        cov_free = covariance.sandwich(bread, TF.T @ _weighted_outer(sq, JS, c, lay) @ TF)
+    elif req.kind == "cluster":
+        assert records is not None
+        X = _design_rows(JS, c, lay) @ TF
+        resid = records.wins - records.count * p[records.cell]
+        scores = X[records.cell] * resid[:, None]
+        cov_free = covariance.sandwich(
+            bread, covariance.cluster_meat(scores, records.code, correction=req.correction))
     else:
         cov_free = inv
     cov_theta = free @ cov_free @ free.T
-    return _estimate(comparisons, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
+    opt["clusters"] = records.n_clusters if records is not None else None
+    fitted = _Fitted(c, lay, T, raw, S, b, ll, rank)
+    return _estimate(data, fitted, cov_theta, req, opt)
 
 
 def _jacobian_S(raw, c, lay, T) -> NDArray[np.float64]:
@@ -695,7 +669,25 @@ def _jacobian_consensus(S: NDArray[np.float64]):
     return J_mu, J_gamma
 
 
-def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt) -> Estimate:
+@dataclass(frozen=True)
+class _Fitted:
+    """The maximum-likelihood point in the fit's chart (raw = T θ) and what it implies."""
+
+    c: _Cells
+    lay: _Layout
+    T: NDArray[np.float64]
+    raw: NDArray[np.float64]
+    S: NDArray[np.float64]
+    b: NDArray[np.float64]
+    loglik: float
+    rank: int
+
+
+def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64],
+              req: covariance.Request, opt: dict) -> Estimate:
+    """Canonical factors, their delta-method covariance (θ → terms) and the Estimate."""
+    c, lay, T, raw, S, b = fitted.c, fitted.lay, fitted.T, fitted.raw, fitted.S, fitted.b
+    rank, ll = fitted.rank, fitted.loglik
     K, N = c.n_judges, c.n_items
     can = canonical(S, rank)
     J_S = _jacobian_S(raw, c, lay, T)
@@ -722,9 +714,9 @@ def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
         blocks["disagreement"] = J_uv[:N]
         blocks["disagreement_loading"] = J_uv[N:]
         cov_pin = blocks["disagreement_loading"] @ cov_theta @ blocks["disagreement_loading"].T
-        pin = np.flatnonzero(np.abs(can["disagreement_loading"][:, 0]) > 1e-12)
+        pin = np.flatnonzero(np.abs(can.disagreement_loading[:, 0]) > 1e-12)
         if pin.size:
-            z = can["disagreement_loading"][pin[0], 0] / np.sqrt(max(cov_pin[pin[0], pin[0]],
+            z = can.disagreement_loading[pin[0], 0] / np.sqrt(max(cov_pin[pin[0], pin[0]],
                                                                      1e-300))
             if abs(z) < 2:
                 notes["sign"] = (f"the sign-pinning loading (judge {data.judges[pin[0]]!r}) is "
@@ -747,13 +739,13 @@ def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
                                       coords={"judge": judges, "item": items})}
     if c.order:
         params["order_effect"] = xr.DataArray(b, dims="judge", coords={"judge": judges})
-    params["consensus"] = xr.DataArray(can["consensus"], dims="item", coords={"item": items})
-    params["consensus_loading"] = xr.DataArray(can["consensus_loading"], dims="judge",
+    params["consensus"] = xr.DataArray(can.consensus, dims="item", coords={"item": items})
+    params["consensus_loading"] = xr.DataArray(can.consensus_loading, dims="judge",
                                                coords={"judge": judges})
-    params["disagreement"] = xr.DataArray(can["disagreement"], dims=("item", "factor"),
+    params["disagreement"] = xr.DataArray(can.disagreement, dims=("item", "factor"),
                                           coords={"item": items, "factor": factors})
     params["disagreement_loading"] = xr.DataArray(
-        can["disagreement_loading"], dims=("judge", "factor"),
+        can.disagreement_loading, dims=("judge", "factor"),
         coords={"judge": judges, "factor": factors})
     ds = xr.Dataset(params)
     J = np.concatenate([blocks[name] for name in ds.data_vars])
@@ -768,16 +760,16 @@ def _estimate(data, c, lay, T, raw, S, b, cov_theta, rank, ll, information, opt)
         terms=terms,
         interval=interval,
         loglik=ll,
-        converged=True,
-        info={**opt, "information": information, "rank": rank, "order_effects": c.order,
-              "singular_values": can["singular_values"], "notes": notes,
+        converged=bool(opt["converged"]),
+        info={**opt, **req.as_info(), "rank": rank, "order_effects": c.order,
+              "singular_values": can.singular_values, "notes": notes,
               "n_verdicts": float(data.n_rows)},
     )
 
 
 def _factors(S: NDArray[np.float64], rank: int) -> NDArray[np.float64]:
     can = canonical(S, rank)
-    return np.concatenate([can["disagreement"].ravel(), can["disagreement_loading"].ravel()])
+    return np.concatenate([can.disagreement.ravel(), can.disagreement_loading.ravel()])
 
 
 def _numeric_jacobian(f, x: NDArray[np.float64], h: float = 1e-6) -> NDArray[np.float64]:

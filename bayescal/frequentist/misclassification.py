@@ -1,13 +1,13 @@
-r"""Frequentist twin of the misclassification model (Chen et al., seed 001 §2.5; K judges).
+r"""Frequentist twin of the misclassification model (Chen et al. 2026, arXiv:2601.05420; K judges).
 
-Model (SPEC §2.1–2.2). A human label :math:`Y \sim \mathrm{Bern}(\theta)` (``prevalence``);
-judge k reports :math:`\hat Y_k` with specificity :math:`q_{0k} = P(\hat Y_k = 0 \mid Y = 0)`
-and sensitivity :math:`q_{1k} = P(\hat Y_k = 1 \mid Y = 1)`; judges are conditionally
-independent given Y (Dawid–Skene). With one judge this is exactly the paper's three-parameter
-model. Calibration items (human label seen) contribute :math:`\log P(Y, \hat Y_1..\hat Y_K)`,
-test items :math:`\log \sum_y P(y) \prod_k P(\hat Y_k \mid y)`. Items enter through the counts
-of their distinct label patterns (:func:`patterns`), and the log-likelihood is the sum over
-items of log-probabilities (no multinomial coefficient).
+Model. A human label :math:`Y \sim \mathrm{Bern}(\theta)` (``prevalence``); judge k reports
+:math:`\hat Y_k` with specificity :math:`q_{0k} = P(\hat Y_k = 0 \mid Y = 0)` and sensitivity
+:math:`q_{1k} = P(\hat Y_k = 1 \mid Y = 1)`; judges are conditionally independent given Y
+(Dawid–Skene). With one judge this is exactly the paper's three-parameter model (its eq. 13).
+Calibration items (human label seen) contribute :math:`\log P(Y, \hat Y_1..\hat Y_K)`, test items
+:math:`\log \sum_y P(y) \prod_k P(\hat Y_k \mid y)`. Items enter through the counts of their
+distinct label patterns (:meth:`bayescal.data.Labels.patterns`), and the log-likelihood is the sum
+over items of log-probabilities (no multinomial coefficient).
 
 The sign of :math:`\kappa_k = q_{0k} + q_{1k} - 1`. The paper asks only :math:`\kappa \ne 0`
 (:math:`q_0 + q_1 \ne 1`). Relabelling Y -> 1 - Y maps :math:`(\theta, q_0, q_1)` to
@@ -28,19 +28,35 @@ other. Two settings (``kappa=``):
 
 Algorithms: ``newton`` (BFGS on the chart with the analytic gradient, polished by Newton steps
 with the analytic Hessian) or ``em`` (E-step: :math:`P(Y = 1 \mid \text{pattern})` for each test
-pattern; M-step: weighted proportions, SPEC §2.2 generalised to K judges; with a ``penalty``
-the Beta priors add a - 1 and b - 1 pseudo-counts). They agree to ~1e-13 on the test data.
+pattern; M-step: weighted proportions, the paper's closed-form M-step generalised to K judges;
+with a ``penalty`` the Beta priors add a - 1 and b - 1 pseudo-counts). They agree to ~1e-13.
+``Estimate.converged`` is the optimizer's own verdict: the gradient of the (penalized)
+log-likelihood at the returned point is below ``1e-8`` per item, or EM's last step below 1e-14.
 
-Covariance: the inverse of
+Covariance (``information=``, resolved by :func:`bayescal.frequentist.covariance.request`
+before any fitting; x = (θ, q0[K], q1[K])):
 
-* ``observed`` (default; the seed's R code): minus the analytic Hessian of the log-likelihood in
-  :math:`(\theta, q_0, q_1)`. The seed differentiates numerically on the logit scale and maps
-  back by the delta method; at a stationary point the two coincide;
-* ``expected``: :math:`m I_{cal} + n I_{test}` at the estimate, with the per-item
-  informations :math:`E[s s^\top]` (closed form for the calibration part; the test part sums
-  over the :math:`2^K` judge patterns exactly; for K = 1 both are the paper's closed forms).
+``expected``
+    :math:`(m I_{cal} + n I_{test})^{-1}` at the estimate, with the per-item informations
+    :math:`E[s s^\top]` (closed form for the calibration part; the test part sums over the
+    :math:`2^K` judge patterns exactly, K ≤ 16; for K = 1 both are the paper's closed forms).
+    The default: ``information="auto"`` resolves to it (binary labels, no cluster key).
+``observed``
+    Minus the analytic Hessian of the log-likelihood (Louis's identity for the test patterns).
+    The authors' R package uses it, differentiating numerically on the logit scale and mapping
+    back by the delta method; at a stationary point the two coincide.
+``sandwich``
+    :math:`H^{-1} J H^{-1}` with the observed bread H and the meat
+    :math:`J = \sum_p n_p s_p s_p^\top` over the label patterns p (:math:`s_p` the score of one
+    item with that pattern): the per-item (HC0) sandwich, valid when the conditional
+    independence of the judges given Y, or their constant error rates, fail.
+``cluster``
+    Not offered: the items of :class:`~bayescal.data.Labels` carry no cluster key (each item is
+    one unit, and label patterns pool items across any grouping), so a cluster-robust meat
+    cannot be formed; :func:`~bayescal.frequentist.covariance.request` refuses it by name.
 
-Intervals are logit-scale Wald (``wald-logit``) for every parameter, as in the seed.
+With a ``penalty`` the bread includes the prior's curvature (the meat only the likelihood's
+scores). Intervals are logit-scale Wald (``wald-logit``) for every parameter, as in the paper.
 
 Failure modes: labels that are not 0/1 (:class:`~bayescal.data.DataError`); one judge and no
 calibration item with Y = 1 (or Y = 0), which leaves the sensitivity (specificity)
@@ -52,14 +68,15 @@ MAP of :mod:`bayescal.models.misclassification` off q = 0 or 1; with ``kappa="po
 κ = 0 (the truncated Beta product has positive density there). With a ``penalty`` the same
 checks apply to the penalized estimate.
 
-See ``models/misclassification.md``.
+Nothing here imports PyMC. See ``models/misclassification.md``.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Literal, Protocol
 
 import numpy as np
@@ -68,31 +85,29 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
-from bayescal.data import DataError, Labels
-from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.data import Labels
+from bayescal.data.labels import LabelPatterns
+from bayescal.frequentist import covariance
+from bayescal.frequentist._core import ConvergenceWarning, Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
+from bayescal.priors import check_beta_prior
 from bayescal.schema import term_labels
 
 __all__ = [
-    "KAPPA_SETTINGS",
+    "INFORMATION",
     "MLEBoundaryError",
-    "Patterns",
-    "calibration_kappa",
     "fit",
     "gradient",
     "information",
     "loglik",
-    "patterns",
-    "sign_unidentified",
-    "starting_point",
-    "unidentified",
-    "warn_negative_kappa",
 ]
 
-Information = Literal["observed", "expected"]
 Algorithm = Literal["newton", "em"]
 Kappa = Literal["nonzero", "positive"]
-KAPPA_SETTINGS = ("nonzero", "positive")
+_KAPPA_SETTINGS = ("nonzero", "positive")
+
+#: The covariance kinds :func:`fit` offers (``"auto"`` resolves to ``"expected"``).
+INFORMATION = ("expected", "observed", "sandwich")
 
 # An estimate whose chart coordinate (logits of θ, q0, q1; with κ > 0: logit θ, logit q1,
 # log κ - log(1 - q0)) exceeds this in absolute value is on the boundary in practice: a
@@ -105,6 +120,11 @@ _CHART_NEAR = 5.0
 _SLOPE_TOL = 1e-7
 # The expected information sums over all 2^K test patterns.
 _MAX_JUDGES_EXPECTED = 16
+# Optimizer budgets and the stationarity test behind Estimate.converged: Newton steps reach a
+# gradient of ~1e-13 per item; a point whose gradient exceeds 1e-8 per item is not a maximum.
+_BFGS_MAX_ITER = 10_000
+_NEWTON_MAX_STEPS = 50
+_GRADIENT_TOL = 1e-8
 
 
 class PriorsLike(Protocol):
@@ -115,141 +135,18 @@ class PriorsLike(Protocol):
     sensitivity: tuple[float, float]
 
 
+class Boundary(Enum):
+    """Which edge of the parameter space an estimate is on."""
+
+    PREVALENCE = "prevalence"
+    ACCURACY = "accuracy"  # a sensitivity or specificity at 0 or 1
+    KAPPA_ZERO = "kappa_zero"  # κ → 0 under kappa="positive"
+
+
 @dataclass(frozen=True)
-class Patterns:
-    """Distinct label patterns with their item counts: the sufficient statistics.
-
-    Attributes
-    ----------
-    judges : tuple of str
-    yhat : ndarray, shape (P, K)
-        Judge labels of each pattern (0/1).
-    y : ndarray, shape (P,)
-        Human label of a calibration pattern (0/1); 0 (unused) for a test pattern.
-    test : ndarray of bool, shape (P,)
-        True for test patterns (human label not seen).
-    count : ndarray, shape (P,)
-        Items with this pattern.
-    m, n : int
-        Calibration and test items.
-    """
-
-    judges: tuple[str, ...]
-    yhat: NDArray[np.float64]
-    y: NDArray[np.float64]
-    test: NDArray[np.bool_]
-    count: NDArray[np.float64]
-    m: int
-    n: int
-
-    @property
-    def n_judges(self) -> int:
-        """Number of judges K."""
-        return len(self.judges)
-
-    @property
-    def names(self) -> list[str]:
-        """Readable pattern labels: ``y=1 yhat=011`` (calibration), ``yhat=011`` (test)."""
-        bits = ["".join(str(int(b)) for b in row) for row in self.yhat]
-        return [f"yhat={b}" if t else f"y={int(y)} yhat={b}"
-                for b, t, y in zip(bits, self.test, self.y, strict=True)]
-
-    @property
-    def n_calibration_positive(self) -> int:
-        """Calibration items with Y = 1."""
-        return int(self.count[~self.test & (self.y == 1)].sum())
-
-
-def patterns(labels: Labels, judges: Sequence[str] | None = None) -> Patterns:
-    """Aggregate binary labels to counts per distinct pattern (calibration first, then test).
-
-    Parameters
-    ----------
-    labels : Labels
-        Binary human and judge labels.
-    judges : sequence of str, optional
-        Judges to keep, in this order (default: all).
-
-    Raises
-    ------
-    DataError
-        Labels that are not 0/1, or an unknown judge name.
-    """
-    names = tuple(labels.judges) if judges is None else tuple(judges)
-    unknown = [j for j in names if j not in labels.judges]
-    if unknown or not names:
-        raise DataError(f"unknown judge(s) {unknown}; judges are {list(labels.judges)}")
-    if len(set(names)) != len(names):
-        raise DataError(f"judges {list(names)} name a judge twice")
-    # only the judges used must be binary
-    labels.select(names).require_binary()
-    cols = [labels.judges.index(j) for j in names]
-    cal = np.column_stack([labels.y_cal, labels.yhat_cal[:, cols]]).astype(np.int8)
-    cal_u, cal_c = np.unique(cal, axis=0, return_counts=True)
-    test_u, test_c = np.unique(labels.yhat_test[:, cols].astype(np.int8), axis=0,
-                               return_counts=True)
-    return Patterns(
-        judges=names,
-        yhat=np.vstack([cal_u[:, 1:], test_u]).astype(np.float64),
-        y=np.concatenate([cal_u[:, 0], np.zeros(len(test_u))]).astype(np.float64),
-        test=np.concatenate([np.zeros(len(cal_u), bool), np.ones(len(test_u), bool)]),
-        count=np.concatenate([cal_c, test_c]).astype(np.float64),
-        m=labels.m,
-        n=labels.n,
-    )
-
-
-def calibration_kappa(pat: Patterns) -> NDArray[np.float64]:
-    """Each judge's κ̂ = q̂0 + q̂1 - 1 from the calibration patterns alone (NaN without a class)."""
-    cal = ~pat.test
-    c, y, yhat = pat.count[cal], pat.y[cal], pat.yhat[cal]
-    m1, m0 = c @ y, c @ (1 - y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q1 = ((c * y) @ yhat) / m1
-        q0 = ((c * (1 - y)) @ (1 - yhat)) / m0
-    out: NDArray[np.float64] = q0 + q1 - 1
-    return out
-
-
-def sign_unidentified(pat: Patterns) -> str | None:
-    """Why the sign of κ (which value of Y a judge's 1 means) is not identified; or None.
-
-    Swapping Y and 1 - Y leaves the test items' likelihood unchanged; only calibration items of
-    both classes tell the two orientations apart. Without them the free-κ likelihood has two
-    mirrored maxima (label switching).
-    """
-    m1 = pat.n_calibration_positive
-    if 0 < m1 < pat.m:
-        return None
-    seen = 0 if m1 == 0 else 1
-    return (
-        f"no calibration item has human label Y = {1 - seen} (all {pat.m} are {seen}), so with "
-        "kappa='nonzero' the sign of each judge's κ = q0 + q1 - 1 (whether its 1 means Y = 1 "
-        "or Y = 0) is not identified: swapping Y and 1 - Y leaves the test items' likelihood "
-        "unchanged"
-    )
-
-
-def unidentified(pat: Patterns) -> str | None:
-    r"""Why the likelihood cannot identify the model, found before fitting; or None.
-
-    With one judge the test items identify only :math:`p = P(\hat Y = 1)`. Without a
-    calibration item with Y = 1, nothing else informs the sensitivity (without Y = 0, the
-    specificity), so the likelihood is maximised along a ridge or at a boundary. With several
-    judges the test patterns carry more moments (a latent-class model), so the check is left
-    to the fit's boundary and information checks.
-    """
-    if pat.n_judges != 1:
-        return None
-    m1 = pat.n_calibration_positive
-    if 0 < m1 < pat.m:
-        return None
-    name, seen, unseen = ("sensitivity", 0, 1) if m1 == 0 else ("specificity", 1, 0)
-    return (
-        f"no calibration item has human label Y = {unseen} (all {pat.m} are {seen}), so the "
-        f"{name} of judge {pat.judges[0]!r} is not identified: with one judge the test items "
-        f"identify only P(Ŷ = 1), one number shared by the prevalence and the {name}"
-    )
+class _Problem:
+    kind: Boundary
+    text: str
 
 
 # ------------------------------------------------------------------ parameters
@@ -273,7 +170,7 @@ def _split(
 
 
 def _parts(
-    x: NDArray[np.float64], pat: Patterns
+    x: NDArray[np.float64], pat: LabelPatterns
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per pattern: log A1 = log P(Y=1, ŷ), log A0 = log P(Y=0, ŷ), and the log-probability."""
     theta, q0, q1 = _split(x, pat.n_judges)
@@ -284,7 +181,7 @@ def _parts(
     return la1, la0, lp
 
 
-def _weights(la1: NDArray[np.float64], la0: NDArray[np.float64], pat: Patterns
+def _weights(la1: NDArray[np.float64], la0: NDArray[np.float64], pat: LabelPatterns
              ) -> NDArray[np.float64]:
     """P(Y = 1 | pattern): the human label on calibration patterns, the posterior on test ones."""
     return np.where(pat.test, expit(la1 - la0), pat.y)
@@ -306,7 +203,7 @@ def _scores(
 
 
 def _derivatives(
-    x: NDArray[np.float64], pat: Patterns, hessian: bool
+    x: NDArray[np.float64], pat: LabelPatterns, hessian: bool
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64]]:
     """Log-likelihood, gradient and (optionally) Hessian in x = (θ, q0, q1).
 
@@ -350,19 +247,16 @@ def _penalty_terms(
 
 
 def _beta_vectors(k: int, penalty: PriorsLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    for name in ("prevalence", "specificity", "sensitivity"):
+        check_beta_prior(f"penalty.{name}", getattr(penalty, name, None))
     pairs = [penalty.prevalence] + [penalty.specificity] * k + [penalty.sensitivity] * k
     ab = np.asarray(pairs, dtype=np.float64)
-    if ab.shape != (1 + 2 * k, 2) or np.any(ab <= 0) or not np.all(np.isfinite(ab)):
-        raise ValueError(
-            "penalty needs prevalence, specificity and sensitivity as Beta (a, b) pairs with "
-            f"a, b > 0; got {penalty!r}"
-        )
     return ab[:, 0], ab[:, 1]
 
 
 # ------------------------------------------------------------------ public functions
 def loglik(
-    params: Mapping[str, ArrayLike], labels: Labels, *, judges: Sequence[str] | None = None
+    params: Mapping[str, ArrayLike], data: Labels, *, judges: Sequence[str] | None = None
 ) -> float:
     r"""Log-likelihood of the misclassification model at ``params``.
 
@@ -371,25 +265,25 @@ def loglik(
     params : mapping
         ``prevalence`` (θ, scalar), ``specificity`` (q0) and ``sensitivity`` (q1), one per
         judge in the order of ``judges``.
-    labels : Labels
+    data : Labels
         Binary labels.
     judges : sequence of str, optional
-        Judges used (default: all, in the order of ``labels.judges``).
+        Judges used (default: all, in the order of ``data.judges``).
 
     Returns
     -------
     float
         :math:`\sum_{cal}\log[P(Y)\prod_k P(\hat Y_k\mid Y)] + \sum_{test}\log\sum_y
         P(y)\prod_k P(\hat Y_k\mid y)`; the sum over items, with no multinomial coefficient.
-        For one judge, the seed's :math:`N_{11}\log(\theta q_1) + \dots + T_0\log(1-p)`.
+        For one judge, the paper's :math:`N_{11}\log(\theta q_1) + \dots + T_0\log(1-p)`.
     """
-    pat = patterns(labels, judges)
+    pat = data.patterns(judges)
     x = _vector(params, pat.n_judges)
     return float(pat.count @ _parts(x, pat)[2])
 
 
 def gradient(
-    params: Mapping[str, ArrayLike], labels: Labels, *, judges: Sequence[str] | None = None
+    params: Mapping[str, ArrayLike], data: Labels, *, judges: Sequence[str] | None = None
 ) -> dict[str, NDArray[np.float64] | float]:
     """Analytic gradient of :func:`loglik` in (θ, q0, q1).
 
@@ -398,7 +292,7 @@ def gradient(
     dict
         ``prevalence`` (float), ``specificity`` and ``sensitivity`` (arrays, one per judge).
     """
-    pat = patterns(labels, judges)
+    pat = data.patterns(judges)
     k = pat.n_judges
     g = _derivatives(_vector(params, k), pat, hessian=False)[1]
     return {"prevalence": float(g[0]), "specificity": g[1 : 1 + k], "sensitivity": g[1 + k :]}
@@ -406,8 +300,8 @@ def gradient(
 
 def information(
     params: Mapping[str, ArrayLike],
-    labels: Labels,
-    kind: Information = "observed",
+    data: Labels,
+    kind: Literal["observed", "expected"] = "observed",
     *,
     judges: Sequence[str] | None = None,
 ) -> NDArray[np.float64]:
@@ -419,7 +313,7 @@ def information(
         ``observed``: minus the Hessian of :func:`loglik`. ``expected``:
         :math:`m I_{cal} + n I_{test}`, per-item :math:`E[s s^\\top]` at ``params``.
     """
-    pat = patterns(labels, judges)
+    pat = data.patterns(judges)
     x = _vector(params, pat.n_judges)
     if kind == "observed":
         hess = _derivatives(x, pat, hessian=True)[2]
@@ -430,7 +324,25 @@ def information(
     raise ValueError(f"kind must be 'observed' or 'expected', got {kind!r}")
 
 
-def _expected(x: NDArray[np.float64], pat: Patterns) -> NDArray[np.float64]:
+def _pattern_scores(x: NDArray[np.float64], pat: LabelPatterns) -> NDArray[np.float64]:
+    """Score of one item of each pattern, ∂ log P(pattern)/∂x (rows per pattern).
+
+    A calibration item's is its complete-data score; a test item's the posterior mean of the
+    complete-data scores (Fisher's identity).
+    """
+    la1, la0, _ = _parts(x, pat)
+    w = _weights(la1, la0, pat)
+    s1, s0 = _scores(x, pat.yhat)
+    out: NDArray[np.float64] = w[:, None] * s1 + (1 - w)[:, None] * s0
+    return out
+
+
+def _meat(x: NDArray[np.float64], pat: LabelPatterns) -> NDArray[np.float64]:
+    """Σ_p n_p s_p s_pᵀ: the per-item outer products of the scores, pooled by pattern."""
+    return covariance.weighted_gram(_pattern_scores(x, pat), pat.count)
+
+
+def _expected(x: NDArray[np.float64], pat: LabelPatterns) -> NDArray[np.float64]:
     k = pat.n_judges
     if k > _MAX_JUDGES_EXPECTED:
         raise ValueError(
@@ -439,12 +351,13 @@ def _expected(x: NDArray[np.float64], pat: Patterns) -> NDArray[np.float64]:
         )
     theta, q0, q1 = _split(x, k)
     # calibration: the complete-data information, diagonal because Y is seen and judges are
-    # conditionally independent (SPEC §2.2 for K = 1)
+    # conditionally independent (for K = 1 the paper's I_cal)
     cal = np.concatenate([[1 / (theta * (1 - theta))], (1 - theta) / (q0 * (1 - q0)),
                           theta / (q1 * (1 - q1))])
     # test: E[s sᵀ] over every judge pattern, s = w s1 + (1 - w) s0
     grid = ((np.arange(2**k)[:, None] >> np.arange(k)[::-1]) & 1).astype(np.float64)
-    every = Patterns(pat.judges, grid, np.zeros(2**k), np.ones(2**k, bool), np.ones(2**k), 0, 0)
+    every = LabelPatterns(pat.judges, grid, np.zeros(2**k), np.ones(2**k, bool), np.ones(2**k),
+                          0, 0)
     la1, la0, lp = _parts(x, every)
     w = expit(la1 - la0)
     s1, s0 = _scores(x, grid)
@@ -499,26 +412,11 @@ def _feasible(x: NDArray[np.float64], k: int, positive: bool) -> bool:
     return bool(np.all((inside > 0) & (inside < 1)) and (not positive or np.all(q0 + q1 > 1)))
 
 
-def starting_point(pat: Patterns) -> dict[str, NDArray[np.float64]]:
-    """Where the fits start: calibration proportions (add-a-half) of every accuracy and a
-    Rogan–Gladen or calibration-mean prevalence, in the orientation the human labels support.
-
-    With free κ and several judges the likelihood also has a mirrored local maximum (Y and
-    1 - Y swapped, which the test patterns cannot tell apart); a start on the calibration side
-    keeps an optimizer, and the PyMC model's chains, out of it.
-    """
-    k = pat.n_judges
-    theta, q0, q1 = _split(_start(pat, positive=False), k)
-    return {"prevalence": np.asarray(theta), "specificity": q0, "sensitivity": q1}
-
-
-def _start(pat: Patterns, positive: bool) -> NDArray[np.float64]:
+def _start(pat: LabelPatterns, positive: bool) -> NDArray[np.float64]:
     """Calibration proportions (add-a-half) and a pooled Rogan–Gladen prevalence."""
-    cal = ~pat.test
-    c, y, yhat = pat.count[cal], pat.y[cal], pat.yhat[cal]
-    m1, m0 = c @ y, c @ (1 - y)
-    q1 = ((c * y) @ yhat + 0.5) / (m1 + 1)
-    q0 = ((c * (1 - y)) @ (1 - yhat) + 0.5) / (m0 + 1)
+    m1 = pat.n_calibration_positive
+    m0 = pat.m - m1
+    q0, q1 = pat.calibration_accuracy(smoothing=0.5)
     kappa = q0 + q1 - 1
     if positive:
         # a judge that looks no better than chance starts at κ = 0.2 (same q0 - q1)
@@ -537,7 +435,7 @@ def _start(pat: Patterns, positive: bool) -> NDArray[np.float64]:
 
 # ------------------------------------------------------------------ algorithms
 def _newton(
-    pat: Patterns, penalty: PriorsLike | None, x0: NDArray[np.float64], positive: bool
+    pat: LabelPatterns, penalty: PriorsLike | None, x0: NDArray[np.float64], positive: bool
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
     k = pat.n_judges
     scale = 1.0 / (pat.m + pat.n)
@@ -551,15 +449,16 @@ def _newton(
         return -(ll + lp) * scale, -_chart_gradient(c, g + gp, k, positive) * scale
 
     res = minimize(objective, _to_chart(x0, k, positive), jac=True, method="BFGS",
-                   options={"gtol": 1e-11, "maxiter": 10_000})
+                   options={"gtol": 1e-11, "maxiter": _BFGS_MAX_ITER})
     c = res.x
-    info: dict[str, object] = {"optimizer": "BFGS + Newton", "bfgs_iterations": int(res.nit)}
+    info: dict[str, object] = {"optimizer": "BFGS + Newton", "bfgs_iterations": int(res.nit),
+                               "bfgs_message": str(res.message)}
     if np.max(np.abs(c)) > _CHART_MAX:
         return _from_chart(c, k, positive), {**info, "newton_steps": 0}
     # Newton polish in x: BFGS stops near 1e-7 relative accuracy, exact steps reach ~1e-14
     x = _from_chart(c, k, positive)
     steps = 0
-    for _ in range(50):
+    for _ in range(_NEWTON_MAX_STEPS):
         ll, g, hess, _ = _derivatives(x, pat, hessian=True)
         lp, gp, hp = _penalty_terms(x, k, penalty)
         assert hess is not None
@@ -589,7 +488,7 @@ def _newton(
 
 
 def _em(
-    pat: Patterns,
+    pat: LabelPatterns,
     penalty: PriorsLike | None,
     x0: NDArray[np.float64],
     positive: bool,
@@ -624,8 +523,8 @@ def _em(
 
 # ------------------------------------------------------------------ boundary checks
 def _boundary(
-    x: NDArray[np.float64], pat: Patterns, penalty: PriorsLike | None, positive: bool
-) -> list[str]:
+    x: NDArray[np.float64], pat: LabelPatterns, penalty: PriorsLike | None, positive: bool
+) -> list[_Problem]:
     """Parameters at (or past) the boundary of θ, q ∈ (0, 1) (and κ > 0), naming the judge.
 
     A chart coordinate beyond ``_CHART_MAX`` is on the boundary; so is one beyond
@@ -644,7 +543,8 @@ def _boundary(
         flagged |= (np.abs(c) > _CHART_NEAR) & (slope > _SLOPE_TOL * (pat.m + pat.n))
     problems = []
     if flagged[0] or not 0 < theta < 1:
-        problems.append(f"prevalence → {0 if theta < 0.5 else 1} (θ̂ = {theta:.3g})")
+        problems.append(_Problem(Boundary.PREVALENCE,
+                                 f"prevalence → {0 if theta < 0.5 else 1} (θ̂ = {theta:.3g})"))
     for j, name in enumerate(pat.judges):
         i0, i1 = 1 + j, 1 + k + j
         if positive:
@@ -652,30 +552,34 @@ def _boundary(
             # q1 → 0 forces κ = q1 σ(z0) → 0 too
             to_chance = (flagged[i0] and c[i0] < 0) or (flagged[i1] and c[i1] < 0)
             if not kappa[j] > 0 or to_chance:
-                problems.append(
+                problems.append(_Problem(
+                    Boundary.KAPPA_ZERO,
                     f"judge {name!r}: specificity + sensitivity → 1 (κ = q0 + q1 - 1 → 0; "
                     f"q̂0 = {q0[j]:.3g}, q̂1 = {q1[j]:.3g}) under kappa='positive': the data "
                     "place this judge at or below chance, and the constraint holds it at the "
-                    "edge, where the Wald interval would be unbounded"
-                )
+                    "edge, where the Wald interval would be unbounded"))
                 continue
             low0 = low1 = False
         else:
             low0, low1 = bool(flagged[i0] and c[i0] < 0), bool(flagged[i1] and c[i1] < 0)
         at = f" (κ̂ = q̂0 + q̂1 - 1 = {kappa[j]:.3g})"
-        if low1 or not q1[j] > 0:
-            problems.append(f"judge {name!r}: sensitivity → 0 (q̂1 = {q1[j]:.8g}){at}")
-        elif flagged[i1] or not q1[j] < 1:
-            problems.append(f"judge {name!r}: sensitivity → 1 (q̂1 = {q1[j]:.8g}){at}")
-        if low0 or not q0[j] > 0:
-            problems.append(f"judge {name!r}: specificity → 0 (q̂0 = {q0[j]:.8g}){at}")
-        elif flagged[i0] or not q0[j] < 1:
-            problems.append(f"judge {name!r}: specificity → 1 (q̂0 = {q0[j]:.8g}){at}")
+        for what, value, low, index in (("sensitivity", q1[j], low1, i1),
+                                        ("specificity", q0[j], low0, i0)):
+            sym = "q̂1" if what == "sensitivity" else "q̂0"
+            if low or not value > 0:
+                edge = 0
+            elif flagged[index] or not value < 1:
+                edge = 1
+            else:
+                continue
+            problems.append(_Problem(
+                Boundary.ACCURACY,
+                f"judge {name!r}: {what} → {edge} ({sym} = {value:.8g}){at}"))
     return problems
 
 
-def _raise_boundary(problems: list[str], what: str) -> None:
-    kappa = any("κ = q0 + q1 - 1 → 0" in p for p in problems)
+def _raise_boundary(problems: list[_Problem], what: str) -> None:
+    kappa = any(p.kind is Boundary.KAPPA_ZERO for p in problems)
     advice = (
         " Fit with kappa='nonzero' (the paper's condition κ ≠ 0: the calibration labels fix the "
         "sign of κ), or drop the judge (fit(..., judges=[...])). Under kappa='positive' a judge "
@@ -687,69 +591,66 @@ def _raise_boundary(problems: list[str], what: str) -> None:
         "label more items."
     )
     raise MLEBoundaryError(
-        f"the {what} is on the boundary of the parameter space: " + "; ".join(problems)
+        f"the {what} is on the boundary of the parameter space: "
+        + "; ".join(p.text for p in problems)
         + ". No Wald interval is meaningful there." + advice
     )
 
 
-def warn_negative_kappa(pat: Patterns) -> None:
-    """Warn (before fitting) about judges whose calibration labels put κ̂ < 0 under κ > 0."""
-    cal_kappa = calibration_kappa(pat)
-    flipped = [f"{j!r} (κ̂ = {v:.3g})" for j, v in zip(pat.judges, cal_kappa, strict=True)
-               if v < 0]
-    if flipped:
-        warnings.warn(
-            f"kappa='positive' forces κ = q0 + q1 - 1 > 0, but the calibration labels give "
-            f"κ̂ < 0 for judge(s) {', '.join(flipped)}: the data say these judges' labels run "
-            "against Y, and the constrained estimate will sit at or near κ = 0. Use the "
-            "default kappa='nonzero' unless they are known to beat chance.",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
 # ------------------------------------------------------------------ fit
 def fit(
-    labels: Labels,
+    data: Labels,
     *,
     judges: Sequence[str] | None = None,
     algorithm: Algorithm = "newton",
-    information: Information = "observed",
-    penalty: PriorsLike | None = None,
     kappa: Kappa = "nonzero",
+    information: covariance.Information = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
+    penalty: PriorsLike | None = None,
 ) -> Estimate:
     """Maximum-likelihood fit of the misclassification model with logit-Wald intervals.
 
     Parameters
     ----------
-    labels : Labels
+    data : Labels
         Binary human labels on the calibration items and judge labels on every item.
     judges : sequence of str, optional
         Judges to use (default: all).
     algorithm : {"newton", "em"}
         BFGS + Newton on the chart of ``kappa``, or EM with closed-form M-steps.
-    information : {"observed", "expected"}
-        Covariance from the observed information (the seed's R code) or the expected
-        information :math:`m I_{cal} + n I_{test}`.
-    penalty : Priors, optional
-        Add the Beta log densities of the Bayesian model's priors; the optimum is then the MAP
-        of :func:`bayescal.models.misclassification.build` with those priors, and the
-        information includes the prior's curvature. ``None`` gives the MLE.
     kappa : {"nonzero", "positive"}
         ``"nonzero"`` (default): κ_k = q0 + q1 - 1 of either sign, fixed by the calibration
         labels (the paper's κ ≠ 0). ``"positive"``: every judge better than chance (κ_k > 0),
         for judges known to be; warns when a judge's calibration labels give κ̂ < 0.
+    information : {"auto", "expected", "observed", "sandwich"}
+        Covariance kind (module docstring): ``"auto"`` (default) resolves to ``"expected"``,
+        :math:`(m I_{cal} + n I_{test})^{-1}`; ``"observed"`` is the authors' R package's;
+        ``"sandwich"`` the per-item sandwich with the observed bread. ``"cluster"`` is refused:
+        items carry no cluster key. With more than 16 judges the expected information (a sum
+        over 2^K patterns) is not offered and ``"auto"`` resolves to ``"observed"``.
+    cluster, correction : None
+        Only for ``information="cluster"``, which this model does not offer; naming either is
+        an error, never ignored.
+    penalty : Priors, optional
+        Add the Beta log densities of the Bayesian model's priors; the optimum is then the MAP
+        of :func:`bayescal.models.misclassification.build` with those priors, and the bread
+        includes the prior's curvature. ``None`` gives the MLE.
 
     Returns
     -------
     Estimate
         ``prevalence`` (scalar), ``specificity`` and ``sensitivity`` (dim ``judge``), with
-        ``wald-logit`` intervals; method ``"mle"`` (``"penalized-mle"`` with a penalty).
+        ``wald-logit`` intervals; method ``"mle"`` (``"penalized-mle"`` with a penalty);
+        ``converged`` from the optimizer; ``info`` holds the resolved covariance request.
 
     Raises
     ------
+    ValueError
+        An unknown or unavailable ``information``, or ``cluster``/``correction`` given (before
+        any fitting).
     DataError
-        Labels that are not 0/1 (from ``Labels.require_binary``), or an unknown judge.
+        Labels that are not 0/1 (from ``Labels.patterns``), or an unknown judge.
     IdentificationError
         One judge and no calibration item with Y = 1 (or Y = 0); with ``kappa="nonzero"`` and
         several judges, a human class absent from the calibration set (the sign of κ is then
@@ -762,31 +663,44 @@ def fit(
     -----
     UserWarning
         ``kappa="positive"`` and a judge whose calibration labels give κ̂ < 0.
+    ConvergenceWarning
+        The optimizer stopped without reaching a stationary point (``converged`` is False).
     """
     if algorithm not in ("newton", "em"):
         raise ValueError(f"algorithm must be 'newton' or 'em', got {algorithm!r}")
-    if information not in ("observed", "expected"):
-        raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
-    if kappa not in KAPPA_SETTINGS:
+    if kappa not in _KAPPA_SETTINGS:
         raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
+    n_judges = len(data.judges if judges is None else tuple(judges))
+    many = n_judges > _MAX_JUDGES_EXPECTED
+    if many and information == "expected":
+        raise ValueError(
+            f"information='expected' sums over 2^K test patterns; K = {n_judges} judges is "
+            f"more than {_MAX_JUDGES_EXPECTED}. Use information='observed' or 'sandwich'.")
+    supported = tuple(kind for kind in INFORMATION if not (many and kind == "expected"))
+    req = covariance.request(information, cluster=cluster, correction=correction,
+                             supported=supported, model="the misclassification model")
+    if many and information == "auto":
+        req = replace(req, reason=f"{n_judges} judges: the expected information (2^K patterns) "
+                                  "is not offered")
     positive = kappa == "positive"
-    pat = patterns(labels, judges)
+    pat = data.patterns(judges)
     k = pat.n_judges
     if penalty is None:
-        reason = unidentified(pat)
+        reason = pat.unidentified()
         if reason is None and not positive:
-            reason = sign_unidentified(pat)
+            reason = pat.sign_unidentified()
         if reason is not None:
             raise IdentificationError(
-                reason + ". Label items of both classes, or use the Bayesian model "
+                reason + ". Label more items (of both human classes and both judge labels), "
+                "or use the Bayesian model "
                 "(bayescal.models.misclassification), whose Beta prior makes the posterior proper"
                 + ("" if positive else
                    ", or fit with kappa='positive' if every judge is known to beat chance")
             )
     else:
         _beta_vectors(k, penalty)  # validate before fitting
-    if positive:
-        warn_negative_kappa(pat)
+    if positive and (conflict := pat.negative_kappa()) is not None:
+        warnings.warn(conflict, UserWarning, stacklevel=2)
     x0 = _start(pat, positive)
     x, info = (_newton if algorithm == "newton" else _em)(pat, penalty, x0, positive)
     what = "maximum-likelihood estimate" if penalty is None else "penalized estimate"
@@ -796,11 +710,17 @@ def fit(
     ll, g, hess, _ = _derivatives(x, pat, hessian=True)
     _, gp, hp = _penalty_terms(x, k, penalty)
     assert hess is not None
-    converged = bool(info.get("em_converged", True))
+    max_gradient = float(np.max(np.abs(g + gp)))
+    stationary = max_gradient <= _GRADIENT_TOL * (pat.m + pat.n)
+    converged = stationary and bool(info.get("em_converged", True))
     if not converged:
         warnings.warn(
-            f"EM stopped after {info['em_iterations']} iterations without converging; use "
-            "algorithm='newton'", RuntimeWarning, stacklevel=2,
+            f"the {info['optimizer']} optimizer stopped without converging (largest gradient "
+            f"{max_gradient:.3g}"
+            + (f" after {info['em_iterations']} EM iterations" if "em_iterations" in info else "")
+            + "); the estimate and its covariance are not trustworthy"
+            + ("; use algorithm='newton'" if algorithm == "em" else ""),
+            ConvergenceWarning, stacklevel=2,
         )
     observed = -(hess + np.diag(hp))
     eig = np.linalg.eigvalsh(observed)
@@ -810,13 +730,18 @@ def fit(
             f"(eigenvalues {eig[0]:.3g} .. {eig[-1]:.3g}): the labels do not identify every "
             "prevalence, specificity and sensitivity; there is no interior maximum"
         )
-    bread = observed if information == "observed" else _expected(x, pat) - np.diag(hp)
-    cov = np.linalg.inv(bread)
-    cov = (cov + cov.T) / 2
+    if req.kind == "expected":
+        cov = np.linalg.inv(_expected(x, pat) - np.diag(hp))
+        cov = (cov + cov.T) / 2
+    elif req.kind == "observed":
+        cov = np.linalg.inv(observed)
+        cov = (cov + cov.T) / 2
+    else:
+        cov = covariance.sandwich(observed, _meat(x, pat))
     info.update(
-        information=information,
+        req.as_info(),
         algorithm=algorithm,
-        max_abs_gradient=float(np.max(np.abs(g + gp))),
+        max_abs_gradient=max_gradient,
         kappa=dict(zip(pat.judges, (x[1 : 1 + k] + x[1 + k :] - 1).tolist(), strict=True)),
         kappa_constraint=kappa,
         m=pat.m,
@@ -827,7 +752,7 @@ def fit(
 
 
 def _estimate(
-    pat: Patterns,
+    pat: LabelPatterns,
     x: NDArray[np.float64],
     cov: NDArray[np.float64],
     ll: float,

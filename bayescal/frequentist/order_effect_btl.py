@@ -1,22 +1,30 @@
-r"""Frequentist twin of DIAL's judge-specific order-effect BTL (seed 000, model (1)).
+r"""Frequentist twin of DIAL's judge-specific order-effect BTL (model (1)).
 
-Model (SPEC §1.2): judge k prefers the canonical item i over j, shown in order a (+1: i shown
-first, -1: second), with probability
+DIAL: "Position-Debiased LLM Judges with Adaptive Human Preference Calibration" (2026). Model
+(1): judge k prefers the canonical item i over j, shown in order a (+1: i shown first, -1:
+second), with probability
 
 .. math:: p^{(a)}_{kij} = \sigma(s_{ki} - s_{kj} + a\,b_k),\qquad 1_N^\top s_k = 0 .
 
-Ties are half a win each way (SPEC §1.1), so with ties the likelihood is a quasi-likelihood.
+Ties are half a win each way, as in DIAL, so with ties the likelihood is a quasi-likelihood.
 Judges share no parameter, so the MLE is one logistic regression per judge on the design
 :math:`[D_k C, z_k]` (C an orthonormal sum-zero basis), solved by Newton's method on cells.
 
-Covariance (``information``):
+Covariance (``information=``, :mod:`bayescal.frequentist.covariance`):
 
-* ``expected`` / ``observed``: the inverse Fisher information :math:`(\sum_c n_c p_c(1-p_c)
-  x_c x_c^\top)^{-1}`; with the canonical logit link the observed information equals it;
+* ``expected`` / ``observed``: the inverse Fisher information :math:`H^{-1}`, :math:`H =
+  \sum_c n_c p_c(1-p_c) x_c x_c^\top`; with the canonical logit link and η linear in the
+  parameters the observed information equals it exactly;
 * ``sandwich``: :math:`H^{-1}(\sum_c x_c x_c^\top \sum_{t\in c}(y_t - p_c)^2) H^{-1}`,
-  independent verdicts (HC0; the authors' "iid" b intervals, SPEC §1.17.3);
-* ``cluster``: the cell-clustered sandwich with clusters (judge, unordered pair), both display
-  orders pooled (SPEC §1.8), robust to pair-level overdispersion.
+  independent verdicts (HC0; the DIAL authors' "iid" intervals for b);
+* ``cluster``: :math:`H^{-1} M H^{-1}` with :math:`M = c\sum_g S_g S_g^\top` over the total
+  scores :math:`S_g` of the clusters of a key: the data's own (a battle judged by several
+  judges: then the judges' estimates are correlated and the covariance has cross-judge
+  blocks), ``"judge_pair"`` (judge x unordered pair, both display orders pooled: DIAL's
+  cell-clustered intervals, robust to pair-level overdispersion) or ``"pair"``. ``c =
+  G/(G-1)`` (CR1, default); DIAL's authors use ``correction="CR0"`` (c = 1);
+* ``auto`` (default): ``cluster`` when the data carry a key, else ``sandwich`` with ties or
+  soft outcomes, else ``expected``; the resolved kind is recorded in ``Estimate.info``.
 
 Before fitting, :func:`bayescal.identify.require_order_effect_mle` checks display order is
 recorded, each judge's design has rank N (DIAL Prop. 1) and no judge's MLE is infinite.
@@ -27,21 +35,23 @@ See ``models/order_effect_btl.md``.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping
-from typing import Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, log_expit, ndtr
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
+from bayescal.data.comparisons import ClusterRecords
+from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.frequentist.covariance import cluster_meat
-from bayescal.identify import IdentificationError, require_order, require_order_effect_mle
+from bayescal.frequentist.covariance import Information
+from bayescal.identify import require_order, require_order_effect_mle
 from bayescal.schema import check_prob, term_labels, wald_interval
 
 __all__ = [
@@ -57,8 +67,6 @@ __all__ = [
     "pooled",
 ]
 
-Information = Literal["expected", "observed", "sandwich", "cluster"]
-_INFORMATION = ("expected", "observed", "sandwich", "cluster")
 _MAX_ITER = 100
 _GRAD_TOL = 1e-11  # on the per-verdict average score
 _RUNAWAY = 50.0
@@ -175,7 +183,9 @@ def _newton(
 def fit(
     data: Comparisons,
     *,
-    information: Information = "expected",
+    information: Information = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
     penalty: PriorsLike | None = None,
 ) -> Estimate:
     """Per-judge maximum likelihood of DIAL's order-effect BTL (model (1)) with Wald covariance.
@@ -184,10 +194,19 @@ def fit(
     ----------
     data : Comparisons
         Verdicts with display order recorded for every cell.
-    information : {"expected", "observed", "sandwich", "cluster"}
-        Covariance: inverse Fisher information (expected = observed for this logit model),
-        the independent-verdict sandwich (HC0), or the cell-clustered sandwich with clusters
-        (judge, unordered pair) pooling both display orders (SPEC §1.8, §1.11).
+    information : {"auto", "expected", "observed", "sandwich", "cluster"}
+        Covariance kind (:mod:`bayescal.frequentist.covariance`): inverse Fisher information
+        (expected = observed for this logit model), the independent-verdict sandwich (HC0), or
+        the cluster-robust sandwich over a key. ``"auto"`` (default): ``cluster`` when the data
+        carry a key (or ``cluster=`` is given), else ``sandwich`` when they hold ties or soft
+        outcomes, else ``expected``.
+    cluster : str, optional
+        Cluster key for ``information="cluster"``: the data's own key (the column given to
+        ``Comparisons.from_frame(cluster=...)``; the default), ``"judge_pair"`` (judge x
+        unordered pair, both display orders pooled: DIAL's cells) or ``"pair"``.
+    correction : {"CR1", "CR0"}, optional
+        Small-sample factor G/(G-1) of the cluster meat (``"CR1"``, default) or none
+        (``"CR0"``, the DIAL authors' convention).
     penalty : Priors, optional
         Add the Gaussian log prior of :class:`bayescal.models.order_effect_btl.Priors`
         (sum-zero normal on each judge's scores, normal on b_k); the optimum is then the MAP of
@@ -198,30 +217,58 @@ def fit(
     Estimate
         ``ability`` (judge x item, :math:`s_{ki}`, sum zero per judge) and ``order_effect``
         (judge, :math:`b_k`), method ``"mle"`` (or ``"penalized-mle"``). ``info`` holds the
-        per-judge verdict counts and the number of clusters.
+        resolved covariance request (``information``, ``cluster``, ``correction``,
+        ``information_reason``), the per-judge verdict counts and ``n_clusters``.
 
     Raises
     ------
+    ValueError
+        Before fitting: an unknown kind, key or correction, ``cluster=``/``correction=`` with a
+        kind that uses no key, ``"cluster"`` without a key, a judge whose verdicts fall in no
+        more clusters than its N parameters, or, for a key whose clusters hold several judges'
+        verdicts, no more clusters than the K N parameters
+        (:func:`~bayescal.frequentist.covariance.check_cluster_counts`).
     DataError
         Display order missing for some cells (named).
     IdentificationError
         A judge with a disconnected graph, an order effect confounded with its scores (no
         cycle with a nonzero signed order sum; the witness or reason is named), or an
         infinite MLE (separation).
+
+    Warns
+    -----
+    FewClustersWarning
+        A judge whose verdicts fall in fewer than max(30, 5 N) clusters (max(30, 5 K N) for a
+        key whose clusters hold several judges).
     """
-    if information not in _INFORMATION:
-        raise ValueError(f"information must be one of {_INFORMATION}, got {information!r}")
+    request = covariance.request(
+        information, cluster=cluster, correction=correction, supported=covariance.KINDS,
+        data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
+        quasi=data.quasi_likelihood, model="order_effect_btl")
     empty = [k for k in data.judges if not np.any(data.judge == data.judges.index(k))]
     if empty:
         raise DataError(f"judge(s) {empty} have no comparisons; drop them with "
                         "Comparisons.subset before fitting")
+    n_items, n_judges = data.n_items, data.n_judges
+    records = None
+    if request.kind == "cluster":
+        records = data.cluster_records(request.cluster)
+        judge_of = data.judge[records.cell]
+        per_judge = [np.unique(records.code[judge_of == k]).size for k in range(n_judges)]
+        # each judge's block rests on the clusters its verdicts fall in (its scores sum to zero
+        # over them at the MLE, so it needs more than N); when a cluster holds several judges'
+        # verdicts the meat couples the judges, and cross-judge contrasts (b_k - b_k') rest
+        # on all G clusters at once: the whole vector then needs more than K N
+        groups = [(f"judge {data.judges[k]!r}", per_judge[k], n_items) for k in range(n_judges)]
+        if sum(per_judge) > records.n_clusters:
+            groups.append(("all judges jointly", records.n_clusters, n_judges * n_items))
+        covariance.check_cluster_counts(groups, key=str(request.cluster))
     penalized = penalty is not None and (penalty.ability_sd is not None
                                          and penalty.order_effect_sd is not None)
     if penalized:
         require_order(data)
     else:
         require_order_effect_mle(data)
-    n_items, n_judges = data.n_items, data.n_judges
     basis = zero_sum_basis(n_items)
     prec = np.zeros(n_items)
     if penalty is not None:
@@ -231,74 +278,92 @@ def fit(
             prec[-1] = 1.0 / penalty.order_effect_sd**2
     s = np.zeros((n_judges, n_items))
     b = np.zeros(n_judges)
-    size = n_judges * (n_items + 1)
-    cov = np.zeros((size, size))
-    iterations = []
-    clusters = 0
+    # free chart per judge: θ_k = (u_k, b_k), raw (s_k, b_k) = T θ_k with T = blockdiag(C, 1)
+    t = np.zeros((n_items + 1, n_items))
+    t[:n_items, :-1] = basis
+    t[n_items, -1] = 1.0
+    x = np.zeros((data.n_cells, n_items))  # design row of each cell in its judge's chart
+    p = np.zeros(data.n_cells)
+    inv = np.zeros((n_judges, n_items, n_items))
+    iterations, converged = [], []
     for k in range(n_judges):
         mask = data.judge == k
-        x = _design(data, mask)
-        n, y, y2 = data.count[mask], data.wins[mask], data.wins_sq[mask]
-        theta, its, ok = _newton(x, n, y, prec)
+        x[mask] = _design(data, mask)
+        n, y = data.count[mask], data.wins[mask]
+        theta, its, ok = _newton(x[mask], n, y, prec)
         iterations.append(its)
+        converged.append(ok)
         if not ok:
             raise MLEBoundaryError(
                 f"judge {data.judges[k]!r}: Newton's method did not converge in {its} "
                 "iterations (estimates running to infinity); use the MAP or NUTS fit"
             )
-        p = expit(x @ theta)
-        bread = (x * (n * p * (1 - p))[:, None]).T @ x + np.diag(prec)
-        inv = np.linalg.inv(bread)
-        if information == "sandwich":
-            # Σ_t (y_t - p)² within a cell from its sums of y and y² (ties make y² ≠ y)
-            sq = y2 - 2 * p * y + n * p**2
-            cov_free = inv @ ((x * sq[:, None]).T @ x) @ inv
-        elif information == "cluster":
-            key = data.item_i[mask] * n_items + data.item_j[mask]
-            _, cl = np.unique(key, return_inverse=True)
-            n_cl = int(cl.max()) + 1
-            _check_clusters(data.judges[k], n_cl, n_items)
-            clusters += n_cl
-            scores = x * (y - n * p)[:, None]
-            cov_free = inv @ cluster_meat(scores, cl, correction="CR0") @ inv
-        else:
-            cov_free = inv
+        p[mask] = expit(x[mask] @ theta)
+        # expected = observed information (canonical link, η linear in θ), plus the prior's
+        bread = (x[mask] * (n * p[mask] * (1 - p[mask]))[:, None]).T @ x[mask] + np.diag(prec)
+        inv[k] = np.linalg.inv(bread)
         s[k] = basis @ theta[:-1]
         b[k] = theta[-1]
-        # raw (s_k, b_k) = T θ with T = blockdiag(C, 1)
-        t = np.zeros((n_items + 1, n_items))
-        t[:n_items, :-1] = basis
-        t[n_items, -1] = 1.0
-        block = t @ cov_free @ t.T
-        rows = np.concatenate([k * n_items + np.arange(n_items), [n_judges * n_items + k]])
-        cov[np.ix_(rows, rows)] = block
+    cov = _covariance(data, request.kind, t, x, p, inv, records, str(request.correction))
     ll = loglik({"ability": s, "order_effect": b}, data)
-    return _estimate(data, s, b, cov, ll, information, penalty,
-                     {"optimizer": "Newton per judge", "iterations": iterations,
-                      "clusters": clusters if information == "cluster" else None})
+    info = {"optimizer": "Newton per judge", "iterations": iterations,
+            "converged": bool(all(converged)), **request.as_info(),
+            "n_clusters": None if records is None else records.n_clusters}
+    return _estimate(data, s, b, cov, ll, penalty, info)
 
 
-def _check_clusters(judge: str, n_clusters: int, n_params: int) -> None:
-    """Refuse a singular clustered covariance; warn where few clusters bias it downwards.
+def _covariance(
+    data: Comparisons, kind: str, t: NDArray[np.float64], x: NDArray[np.float64],
+    p: NDArray[np.float64], inv: NDArray[np.float64], records: ClusterRecords | None,
+    correction: str,
+) -> NDArray[np.float64]:
+    """Covariance of (S, b) from the per-judge inverse breads ``inv`` (free chart θ_k).
 
-    The cluster score sums add to zero at the MLE, so the meat has rank at most G - 1 and
-    some contrast gets a zero variance unless G > N. With G not far above N the sandwich is
-    biased low (a simulated judge with N = 6 and G = 15 pairs gave SEs about 0.7 of the
-    model-based ones on data that follow the model).
+    In the stacked free coordinates (θ_1, ..., θ_K) the bread is block diagonal (judges share
+    no parameter), and so is the meat except under a key whose clusters hold several judges'
+    verdicts; sparse blocks keep the cost linear in judges.
     """
-    if n_clusters <= n_params:
-        raise IdentificationError(
-            f"judge {judge!r} has {n_clusters} (judge, pair) clusters for {n_params} parameters: "
-            "the clustered covariance is singular. Use information='expected' or 'sandwich'."
-        )
-    if n_clusters < 5 * n_params:
-        warnings.warn(
-            f"judge {judge!r}: {n_clusters} (judge, pair) clusters for {n_params} parameters; "
-            "with so few clusters the clustered standard errors are biased downwards. Compare "
-            "with information='expected' before trusting them.",
-            UserWarning,
-            stacklevel=3,
-        )
+    n_judges, dim = inv.shape[0], inv.shape[1]
+    n_items = dim
+    # raw parameter order: ability[judge, item] row-major, then order_effect[judge]
+    raw_rows = np.concatenate([np.arange(n_judges)[:, None] * n_items + np.arange(n_items),
+                               n_judges * n_items + np.arange(n_judges)[:, None]], axis=1)
+    r_idx = np.repeat(raw_rows[:, :, None], dim, axis=2)  # (judge, raw row, free column)
+    c_idx = np.broadcast_to(np.arange(n_judges)[:, None, None] * dim + np.arange(dim),
+                            r_idx.shape)
+    chart = sp.csr_array((np.broadcast_to(t, r_idx.shape).ravel(),
+                          (r_idx.ravel(), c_idx.ravel())),
+                         shape=(n_judges * (n_items + 1), n_judges * dim))
+    offset = np.arange(n_judges)[:, None, None] * dim
+    bread_inv = sp.csr_array((inv.ravel(), (np.broadcast_to(offset + np.arange(dim)[:, None],
+                                                            inv.shape).ravel(),
+                                            np.broadcast_to(offset + np.arange(dim),
+                                                            inv.shape).ravel())),
+                             shape=(n_judges * dim, n_judges * dim))
+    if kind in ("expected", "observed"):
+        free = bread_inv
+    else:
+        # each cell's score row sits in its judge's block of columns
+        cols = data.judge[:, None] * dim + np.arange(dim)
+        if kind == "sandwich":
+            # Σ_t (y_t - p)² within a cell from its sums of y and y² (ties make y² ≠ y)
+            sq = data.wins_sq - 2 * p * data.wins + data.count * p**2
+            design = sp.csr_array((x.ravel(), (np.repeat(np.arange(data.n_cells), dim),
+                                               cols.ravel())),
+                                  shape=(data.n_cells, n_judges * dim))
+            meat = covariance.weighted_gram(design, sq)
+        else:
+            assert records is not None
+            cell = records.cell
+            r = records.wins - records.count * p[cell]
+            scores = sp.csr_array(((x[cell] * r[:, None]).ravel(),
+                                   (np.repeat(np.arange(len(cell)), dim), cols[cell].ravel())),
+                                  shape=(len(cell), n_judges * dim))
+            meat = covariance.cluster_meat(scores, records.code, correction=correction)
+        free = bread_inv @ (bread_inv @ meat).T  # B⁻¹ M B⁻¹, B⁻¹ symmetric
+    cov = chart @ (chart @ free).T
+    cov = cov.toarray() if sp.issparse(cov) else np.asarray(cov)
+    return np.asarray((cov + cov.T) / 2, dtype=np.float64)
 
 
 def _estimate(
@@ -307,9 +372,8 @@ def _estimate(
     b: NDArray[np.float64],
     cov: NDArray[np.float64],
     ll: float,
-    information: str,
     penalty: PriorsLike | None,
-    info: dict[str, object],
+    info: dict[str, Any],
 ) -> Estimate:
     ds = xr.Dataset(
         {
@@ -329,13 +393,13 @@ def _estimate(
         terms=terms,
         interval={"ability": "wald", "order_effect": "wald"},
         loglik=ll,
-        converged=True,
-        info={**info, "information": information, "n_verdicts": float(data.n_rows),
+        converged=bool(info["converged"]),
+        info={**info, "n_verdicts": float(data.n_rows),
               "n_verdicts_per_judge": dict(zip(data.judges, n_k.tolist(), strict=True))},
     )
 
 
-# ---------------------------------------------------------------------------- tests (§1.11)
+# ----------------------------------------------------------------------- Wald tests (DIAL App. B.3)
 def _holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
     """Holm's step-down adjusted p-values."""
     m = len(p)
@@ -347,7 +411,7 @@ def _holm(p: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def order_effect_tests(estimate: Estimate, *, pairwise: bool = True) -> pd.DataFrame:
-    r"""Wald tests of DIAL §B.3 / SPEC §1.11: :math:`H_0: b_k = 0` and :math:`H_0: b_k = b_{k'}`.
+    r"""Wald tests of DIAL App. B.3: :math:`H_0: b_k = 0` and :math:`H_0: b_k = b_{k'}`.
 
     :math:`z = \hat b_k/\mathrm{se}(\hat b_k)` and
     :math:`z = (\hat b_k - \hat b_{k'})/(v_{kk} + v_{k'k'} - 2v_{kk'})^{1/2}`, two-sided normal,
@@ -393,7 +457,7 @@ def order_effect_tests(estimate: Estimate, *, pairwise: bool = True) -> pd.DataF
     return out
 
 
-# ----------------------------------------------------------------- probabilities (§1.13)
+# -------------------------------------------------------------------- probabilities (DIAL App. B.2)
 def order_probability(delta: ArrayLike, order_effect: ArrayLike, order: ArrayLike) -> NDArray:
     r"""Order-specific probability :math:`p^{(a)} = \sigma(\Delta + a b)` (model (1))."""
     return expit(np.asarray(delta) + np.asarray(order) * np.asarray(order_effect))
@@ -418,7 +482,7 @@ def order_averaged_identity(delta: ArrayLike, order_effect: ArrayLike) -> NDArra
 
     With :math:`u = \tanh(\Delta/2)` (so :math:`2p^{deb} - 1 = u`) and :math:`t = \tanh(b/2)`;
     the attenuation factor :math:`(1-t^2)/(1-u^2t^2) \le 1` shows :math:`p^{avg}` is pulled
-    towards 1/2 relative to :math:`p^{deb}` whenever :math:`b \ne 0` (SPEC §1.13).
+    towards 1/2 relative to :math:`p^{deb}` whenever :math:`b \ne 0`.
     """
     u = np.tanh(np.asarray(delta) / 2)
     t = np.tanh(np.asarray(order_effect) / 2)
@@ -478,14 +542,20 @@ def pairwise_probabilities(estimate: Estimate, prob: float = 0.95) -> pd.DataFra
     return out
 
 
-# ------------------------------------------------------------------------- baseline (§1.12)
-def pooled(data: Comparisons, *, information: Literal["expected", "observed", "sandwich"]
-           = "expected") -> Estimate:
+# ------------------------------------------------------------------------------- baseline (DIAL §6)
+def pooled(
+    data: Comparisons,
+    *,
+    information: Information = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
+) -> Estimate:
     """DIAL's order-agnostic "Pooled" baseline: one BTL on all judges and both orders collapsed.
 
-    The LLM-only part of SPEC §1.12's Pooled (before its human rescaling): the centred BTL MLE on
+    The LLM-only part of DIAL's Pooled (before its human rescaling): the centred BTL MLE on
     :math:`n_{ij} = \\sum_{k,a} n^{(a)}_{kij}`. It is the unweighted judge-discrimination twin
-    (:func:`bayescal.frequentist.judge_discrimination_btl.fit` with ``discrimination=False``),
+    (:func:`bayescal.frequentist.judge_discrimination_btl.fit` with ``discrimination=False``,
+    which takes ``information``, ``cluster`` and ``correction`` with the same meanings),
     returned under method ``"pooled-mle"``. Under unbalanced display orders it is biased for
     every judge's debiased scores (DIAL §6.1), which is what it is there to show.
 
@@ -496,7 +566,6 @@ def pooled(data: Comparisons, *, information: Literal["expected", "observed", "s
     """
     from bayescal.frequentist import judge_discrimination_btl
 
-    if data.n_items < 2:
-        raise DataError("the pooled BTL needs at least two items")
-    est = judge_discrimination_btl.fit(data, discrimination=False, information=information)
+    est = judge_discrimination_btl.fit(data, discrimination=False, information=information,
+                                       cluster=cluster, correction=correction)
     return dataclasses.replace(est, method="pooled-mle")

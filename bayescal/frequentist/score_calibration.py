@@ -1,18 +1,50 @@
-r"""Monotone ordinal calibration map (the Bayesian counterpart of seed 003): the numpy twin.
+r"""Monotone ordinal calibration map: the numpy twin of :mod:`bayescal.models.score_calibration`.
 
-The human score H of an item whose judge gave level j follows a cumulative-logit model
-:math:`P(H \le k \mid J = j) = \sigma(c_k - \beta_j)` with ordered cutpoints
-:math:`c_1 < \dots < c_{K-1}` and a non-decreasing judge-level effect
+The Bayesian counterpart of streaming quantile matching (Subasic, Rabinovich and Chen 2026,
+arXiv:2611.00447): a model of the human score given the judge's level, from the anchors (items
+scored by both). The human score H of an item whose judge gave level j follows a
+cumulative-logit model :math:`P(H \le k \mid J = j) = \sigma(c_k - \beta_j)` with ordered
+cutpoints :math:`c_1 < \dots < c_{K-1}` and a non-decreasing judge-level effect
 :math:`\beta_1 = 0,\ \beta_j = \sum_{l<j} e^{\delta_l}` (so a higher judge level never lowers
-the calibrated distribution stochastically). The free chart, shared with the PyMC model, is
-``cutpoint_first`` (:math:`c_1`), ``cutpoint_log_gap`` (:math:`\log(c_{k+1} - c_k)`) and
+the calibrated distribution stochastically). The free chart x, shared with the PyMC model, is
+``cutpoint_first`` (:math:`c_1`), ``cutpoint_log_gap`` (:math:`g_k = \log(c_{k+1} - c_k)`) and
 ``log_increment`` (:math:`\delta_l`). The likelihood is multinomial over the K × K cell counts
-(judge level, human level) of the anchors. Never imports PyMC.
+:math:`n_{jh}` (judge level, human level) of the anchors
+(:meth:`bayescal.data.Ratings.rating_counts`).
+
+Derivatives are analytic: with :math:`F_{jk} = \sigma(\eta_{jk})`,
+:math:`\eta_{jk} = c_k - \beta_j`, :math:`\partial F = F(1-F)\,\partial\eta` and
+:math:`\partial^2 F = F(1-F)(1-2F)\,\partial\eta\,\partial\eta^\top + F(1-F)\,\partial^2\eta`,
+where :math:`\partial^2\eta` is diagonal (each :math:`c_k`, :math:`\beta_j` is a sum of
+exponentials of single coordinates); the cell probabilities are
+:math:`p_{jh} = F_{jh} - F_{j,h-1}`.
+
+Covariance of x (``information=``, resolved by :func:`bayescal.frequentist.covariance.request`
+before fitting; the reported parameters get theirs by the delta method):
+
+``expected``
+    :math:`I^{-1}`, :math:`I = \sum_j n_j \sum_h \partial p_{jh}\,\partial p_{jh}^\top / p_{jh}`
+    (the multinomial Fisher information given each judge level's anchor count :math:`n_j`).
+    The default: ``information="auto"`` resolves to it.
+``observed``
+    Minus the Hessian of the log-likelihood,
+    :math:`-\sum_{jh} n_{jh}(\partial^2 p_{jh}/p_{jh} - \partial p_{jh}\,\partial p_{jh}^\top
+    / p_{jh}^2)`: statsmodels' ``OrderedModel`` reports this one.
+``sandwich``
+    :math:`H^{-1} J H^{-1}` with the observed bread H and the per-anchor meat
+    :math:`J = \sum_{jh} n_{jh} s_{jh} s_{jh}^\top`, :math:`s_{jh} = \partial\log p_{jh}`
+    (HC0): valid when the cumulative-logit form is wrong.
+``cluster``
+    Not offered: a :class:`~bayescal.data.Ratings` anchor is one unit and the cell counts keep
+    no cluster key, so :func:`~bayescal.frequentist.covariance.request` refuses it.
+
+With a ``penalty`` the bread includes the prior's curvature. Never imports PyMC.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,27 +53,23 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import expit, gammaln
 
-from bayescal.data import DataError, Ratings
+from bayescal.data import Ratings
+from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.priors import check_prior_sd
 from bayescal.schema import term_labels
 
-__all__ = ["PriorsLike", "cell_counts", "fit", "loglik", "probabilities"]
+__all__ = ["INFORMATION", "PriorsLike", "fit", "loglik", "probabilities"]
+
+#: The covariance kinds :func:`fit` offers (``"auto"`` resolves to ``"expected"``).
+INFORMATION = ("expected", "observed", "sandwich")
 
 _FREE = ("cutpoint_first", "cutpoint_log_gap", "log_increment")
-
-
-def cell_counts(ratings: Ratings) -> NDArray[np.int64]:
-    """K × K counts of (judge level, human level) over the human-rated items."""
-    if ratings.scale[1] - ratings.scale[0] < 2:
-        raise DataError("the ordinal calibration model needs a scale of at least 3 points; a "
-                        "2-point scale is a binary-label problem (bayescal.frequentist.judge_mean)")
-    rated = ratings.rated
-    if not rated.any():
-        raise DataError("no item has a human score: the calibration model needs anchors")
-    k = ratings.scale[1] - ratings.scale[0] + 1
-    j = ratings.judge[rated].astype(np.int64) - ratings.scale[0]
-    h = ratings.human[rated].astype(np.int64) - ratings.scale[0]
-    return np.bincount(j * k + h, minlength=k * k).reshape(k, k)
+# A free coordinate below this (a cutpoint gap or level increment under ~6e-6) is on the
+# boundary: adjacent levels whose anchors are out of order.
+_LOG_FLOOR = -12.0
+# The smallest number of scale points of an ordinal model (2 points is a binary problem).
+_MIN_POINTS = 3
 
 
 def _unpack(params: Mapping[str, ArrayLike]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -54,26 +82,97 @@ def _unpack(params: Mapping[str, ArrayLike]) -> tuple[NDArray[np.float64], NDArr
 
 
 def probabilities(params: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
-    """``P(H = k | J = j)``, shape (K, K): rows judge levels, columns human levels."""
+    """``P(H = h | J = j)``, shape (K, K): rows judge levels, columns human levels."""
     cut, effect = _unpack(params)
     cdf = expit(cut[None, :] - effect[:, None])
     k = len(effect)
     return np.diff(np.concatenate([np.zeros((k, 1)), cdf, np.ones((k, 1))], axis=1), axis=1)
 
 
-def _loglik_counts(params: Mapping[str, ArrayLike], counts: NDArray[np.int64]) -> float:
-    rows = counts.sum(axis=1) > 0
-    c = counts[rows]
-    p = probabilities(params)[rows]
+def _split(x: NDArray[np.float64], k: int) -> dict[str, NDArray[np.float64]]:
+    return {"cutpoint_first": x[0], "cutpoint_log_gap": x[1: k - 1],
+            "log_increment": x[k - 1:]}
+
+
+def _vector(params: Mapping[str, ArrayLike], k: int) -> NDArray[np.float64]:
+    x = np.concatenate([np.ravel(np.asarray(params[name], dtype=np.float64)) for name in _FREE])
+    if x.shape != (2 * k - 2,):
+        raise ValueError(f"params need cutpoint_first (1), cutpoint_log_gap ({k - 2}) and "
+                         f"log_increment ({k - 1}) for a {k}-point scale; got {x.size} values")
+    return x
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Cell probabilities and their first and second derivatives in the free chart x."""
+
+    p: NDArray[np.float64]  # (K, K)
+    dp: NDArray[np.float64]  # (K, K, d)
+    d2p: NDArray[np.float64]  # (K, K, d, d)
+    dcut: NDArray[np.float64]  # (K - 1, d): ∂c_k/∂x
+    deffect: NDArray[np.float64]  # (K, d): ∂β_j/∂x
+
+
+def _cells(x: NDArray[np.float64], k: int) -> _Cells:
+    d = len(x)
+    gaps, incs = np.exp(x[1: k - 1]), np.exp(x[k - 1:])
+    # c_k = c_1 + Σ_{l<k} e^{g_l}; β_j = Σ_{l<j} e^{δ_l}: lower-triangular sums of exponentials
+    lower_c = np.tril(np.ones((k - 1, k - 2)), -1)
+    lower_b = np.tril(np.ones((k, k - 1)), -1)
+    dcut = np.zeros((k - 1, d))
+    dcut[:, 0] = 1.0
+    dcut[:, 1: k - 1] = lower_c * gaps
+    deffect = np.zeros((k, d))
+    deffect[:, k - 1:] = lower_b * incs
+    cut = x[0] + np.concatenate([[0.0], np.cumsum(gaps)])
+    effect = np.concatenate([[0.0], np.cumsum(incs)])
+    eta = cut[None, :] - effect[:, None]  # (K, K - 1)
+    deta = dcut[None, :, :] - deffect[:, None, :]  # (K, K - 1, d)
+    # the second derivatives of c_k and β_j are diagonal and equal to the first (e^{g} terms)
+    d2eta_diag = deta.copy()
+    d2eta_diag[:, :, 0] = 0.0
+    f = expit(eta)
+    f1, f2 = f * (1 - f), f * (1 - f) * (1 - 2 * f)
+    dF = f1[..., None] * deta
+    d2F = f2[..., None, None] * deta[..., :, None] * deta[..., None, :]
+    idx = np.arange(d)
+    d2F[..., idx, idx] += f1[..., None] * d2eta_diag
+    pad = np.zeros((k, 1))
+    F = np.concatenate([pad, f, pad + 1], axis=1)
+    dFp = np.concatenate([np.zeros((k, 1, d)), dF, np.zeros((k, 1, d))], axis=1)
+    d2Fp = np.concatenate([np.zeros((k, 1, d, d)), d2F, np.zeros((k, 1, d, d))], axis=1)
+    return _Cells(np.diff(F, axis=1), np.diff(dFp, axis=1), np.diff(d2Fp, axis=1), dcut,
+                  deffect)
+
+
+def _loglik_counts(x: NDArray[np.float64], counts: NDArray[np.int64]) -> float:
+    k = counts.shape[0]
+    p = probabilities(_split(x, k))
     # floor at 1e-300: far from the optimum a cell probability can underflow to 0
-    logp = np.where(c > 0, np.log(np.maximum(np.where(c > 0, p, 1.0), 1e-300)), 0.0)
-    coef = gammaln(c.sum(axis=1) + 1) - gammaln(c + 1).sum(axis=1)
-    return float(np.sum(coef) + np.sum(c * logp))
+    logp = np.where(counts > 0, np.log(np.maximum(np.where(counts > 0, p, 1.0), 1e-300)), 0.0)
+    coef = gammaln(counts.sum(axis=1) + 1) - gammaln(counts + 1).sum(axis=1)
+    return float(np.sum(coef) + np.sum(counts * logp))
 
 
-def loglik(params: Mapping[str, ArrayLike], ratings: Ratings) -> float:
-    """Multinomial log-likelihood of the anchors' human scores given their judge levels."""
-    return _loglik_counts(params, cell_counts(ratings))
+def loglik(params: Mapping[str, ArrayLike], data: Ratings) -> float:
+    r"""Multinomial log-likelihood of the anchors' human scores given their judge levels.
+
+    Parameters
+    ----------
+    params : mapping
+        The free chart: ``cutpoint_first``, ``cutpoint_log_gap`` (K − 2), ``log_increment``
+        (K − 1).
+    data : Ratings
+        Anchors (items without a human score are ignored).
+
+    Returns
+    -------
+    float
+        :math:`\sum_j [\log n_j! - \sum_h \log n_{jh}! + \sum_h n_{jh}\log p_{jh}]`, with the
+        multinomial coefficients (as ``pm.Multinomial``).
+    """
+    counts = data.rating_counts(min_points=_MIN_POINTS)
+    return _loglik_counts(_vector(params, counts.shape[0]), counts)
 
 
 class PriorsLike(Protocol):
@@ -85,58 +184,104 @@ class PriorsLike(Protocol):
     increment_log_sd: float | None
 
 
-def _log_prior(x: NDArray[np.float64], k: int, priors: PriorsLike) -> float:
-    """Normal log-densities (up to constants) of the free chart; a None scale is flat."""
-    out = 0.0
-    for block, mean, sd in ((x[:1], 0.0, priors.cutpoint_sd),
-                            (x[1: k - 1], 0.0, priors.gap_log_sd),
-                            (x[k - 1:], priors.increment_log_mean, priors.increment_log_sd)):
+def _prior_terms(
+    x: NDArray[np.float64], k: int, priors: PriorsLike | None
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Normal log-densities (up to constants) of the free chart, their gradient and (diagonal)
+    Hessian; a None scale is flat."""
+    value, grad, hess = 0.0, np.zeros_like(x), np.zeros_like(x)
+    if priors is None:
+        return value, grad, hess
+    for block, mean, sd in ((slice(0, 1), 0.0, priors.cutpoint_sd),
+                            (slice(1, k - 1), 0.0, priors.gap_log_sd),
+                            (slice(k - 1, None), priors.increment_log_mean,
+                             priors.increment_log_sd)):
         if sd is not None:
-            out -= float(np.sum((block - mean) ** 2)) / (2 * sd * sd)
-    return out
+            z = x[block] - mean
+            value -= float(np.sum(z**2)) / (2 * sd * sd)
+            grad[block] = -z / (sd * sd)
+            hess[block] = -1.0 / (sd * sd)
+    return value, grad, hess
 
 
-def _split(x: NDArray[np.float64], k: int) -> dict[str, NDArray[np.float64]]:
-    return {"cutpoint_first": x[0], "cutpoint_log_gap": x[1: k - 1],
-            "log_increment": x[k - 1:]}
+def _score_terms(
+    cells: _Cells, counts: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per-cell scores s = ∂ log p (cells with anchors), their counts, and the gradient."""
+    seen = counts > 0
+    scores = cells.dp[seen] / cells.p[seen][:, None]
+    n = counts[seen].astype(np.float64)
+    return scores, n, n @ scores
 
 
-def _derived(x: NDArray[np.float64], k: int, levels: NDArray[np.float64]) -> NDArray[np.float64]:
-    """cutpoints, level effects and calibrated means stacked."""
-    params = _split(x, k)
-    cut, effect = _unpack(params)
-    return np.concatenate([cut, effect, probabilities(params) @ levels])
+def _observed(cells: _Cells, counts: NDArray[np.int64]) -> NDArray[np.float64]:
+    seen = counts > 0
+    n, p = counts[seen].astype(np.float64), cells.p[seen]
+    dp, d2p = cells.dp[seen], cells.d2p[seen]
+    hess = np.einsum("c,cab->ab", n / p, d2p) - np.einsum("c,ca,cb->ab", n / p**2, dp, dp)
+    return np.asarray(-hess, dtype=np.float64)
 
 
-def fit(ratings: Ratings, penalty: PriorsLike | None = None) -> Estimate:
-    """Maximum-likelihood fit with Wald intervals (delta method from the free chart).
+def _expected(cells: _Cells, counts: NDArray[np.int64]) -> NDArray[np.float64]:
+    rows = counts.sum(axis=1).astype(np.float64)
+    inside = cells.p > 0
+    weight = np.where(inside, rows[:, None] / np.where(inside, cells.p, 1.0), 0.0)
+    return np.asarray(np.einsum("jh,jha,jhb->ab", weight, cells.dp, cells.dp), dtype=np.float64)
+
+
+def fit(
+    data: Ratings,
+    *,
+    information: covariance.Information = "auto",
+    cluster: str | None = None,
+    correction: str | None = None,
+    penalty: PriorsLike | None = None,
+) -> Estimate:
+    r"""Maximum-likelihood fit with Wald intervals (delta method from the free chart).
 
     Parameters
     ----------
-    ratings : Ratings
+    data : Ratings
+        Anchors (judge point score and human score); items without a human score are ignored.
+    information : {"auto", "expected", "observed", "sandwich"}
+        Covariance kind of the free chart (module docstring); ``"auto"`` (default) resolves to
+        ``"expected"``. ``"cluster"`` is refused: anchors carry no cluster key.
+    cluster, correction : None
+        Only for ``information="cluster"``, which this model does not offer; naming either is
+        an error, never ignored.
     penalty : Priors, optional
         Add the Normal log-priors of ``models.score_calibration.Priors``: the optimum is then
         the Bayesian model's MAP (``penalized-mle``; tested equal), which exists on any anchor
-        set, including small ones where levels are missing.
+        set, including small ones where levels are missing. The bread includes the prior's
+        curvature.
 
     Returns
     -------
     Estimate
         ``cutpoint[threshold]``, ``level_effect[judge_level]``, ``calibrated_mean[judge_level]``
-        (:math:`\\sum_k v_k P(H = v_k | J = j)`), all with Wald intervals; ``info["free"]``
-        holds the free-chart optimum.
+        (:math:`\sum_h v_h P(H = v_h | J = j)`), all with Wald intervals; ``info["free"]``
+        holds the free-chart optimum; ``converged`` is the trust-region optimizer's verdict.
 
     Raises
     ------
+    ValueError
+        An unknown or unavailable ``information``, or ``cluster``/``correction`` given.
+    DataError
+        A scale of fewer than 3 points, or no anchor.
     MLEBoundaryError
         A judge or human level no anchor has (its effect or cutpoint is not identified), or an
         optimum on the boundary (two adjacent judge levels whose anchors are out of order get
         equal effects, an increment of 0). The Bayesian model (``models.score_calibration``)
         stays proper there through its priors.
     """
-    counts = cell_counts(ratings)
+    req = covariance.request(information, cluster=cluster, correction=correction,
+                             supported=INFORMATION, model="the score-calibration model")
+    if penalty is not None:
+        for name in ("cutpoint_sd", "gap_log_sd", "increment_log_sd"):
+            check_prior_sd(f"penalty.{name}", getattr(penalty, name))
+    counts = data.rating_counts(min_points=_MIN_POINTS)
     k = counts.shape[0]
-    levels = np.arange(ratings.scale[0], ratings.scale[1] + 1).astype(np.float64)
+    levels = data.levels.astype(np.float64)
     for axis, who in ((1, "judge"), (0, "human")) if penalty is None else ():
         missing = levels[counts.sum(axis=axis) == 0]
         if len(missing):
@@ -150,29 +295,50 @@ def fit(ratings: Ratings, penalty: PriorsLike | None = None) -> Estimate:
     emp = (counts[rows] @ levels) / counts[rows].sum(axis=1)
     slope = max(np.polyfit(levels[rows], emp, 1)[0], 0.1) if rows.sum() > 1 else 1.0
     x0 = np.concatenate([[-1.5], np.zeros(k - 2), np.full(k - 1, np.log(slope))])
+    n_anchors = int(counts.sum())
 
+    # the objective per anchor, so that the optimizer's tolerances do not scale with n
     def nll(x: NDArray[np.float64]) -> float:
-        prior = 0.0 if penalty is None else _log_prior(x, k, penalty)
-        return -_loglik_counts(_split(x, k), counts) - prior
+        return -(_loglik_counts(x, counts) + _prior_terms(x, k, penalty)[0]) / n_anchors
 
-    res = minimize(nll, x0, method="BFGS", options={"gtol": 1e-8, "maxiter": 5000})
-    res = minimize(nll, res.x, method="Nelder-Mead",
-                   options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000})
+    def grad(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        g = _score_terms(_cells(x, k), counts)[2] + _prior_terms(x, k, penalty)[1]
+        return -g / n_anchors
+
+    def hess(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        h = _observed(_cells(x, k), counts) - np.diag(_prior_terms(x, k, penalty)[2])
+        return h / n_anchors
+
+    # gtol is per anchor: below ~1e-10 the trust region's model can no longer predict an
+    # improvement in double precision, and 1e-9 moves x by ~1e-8
+    res = minimize(nll, x0, jac=grad, hess=hess, method="trust-exact",
+                   options={"gtol": 1e-9, "maxiter": 1000})
     x = res.x
-    if penalty is None and (x[1:] < -12).any():
+    if penalty is None and (x[1:] < _LOG_FLOOR).any():
         raise MLEBoundaryError(
             "the monotone MLE is on the boundary: a cutpoint gap or a judge-level increment "
             f"collapses to 0 (free optimum {np.round(x, 2).tolist()}); the anchors put adjacent "
             "judge levels out of order. Use the Bayesian model or isotonic regression."
         )
-    hess = _hessian(nll, x)
+    cells = _cells(x, k)
+    prior_curvature = -np.diag(_prior_terms(x, k, penalty)[2])
+    observed = _observed(cells, counts) + prior_curvature
     try:
-        cov_free = np.linalg.inv(hess)
+        if req.kind == "expected":
+            cov_free = np.linalg.inv(_expected(cells, counts) + prior_curvature)
+        elif req.kind == "observed":
+            cov_free = np.linalg.inv(observed)
+        else:
+            scores, n, _ = _score_terms(cells, counts)
+            cov_free = covariance.sandwich(observed, covariance.weighted_gram(scores, n))
     except np.linalg.LinAlgError:
-        raise MLEBoundaryError("the observed information is singular at the MLE") from None
-    jac = _jacobian(lambda z: _derived(z, k, levels), x)
+        raise MLEBoundaryError(f"the {req.kind} information is singular at the MLE") from None
+    cov_free = (cov_free + cov_free.T) / 2
+    # delta method: cutpoints, level effects and calibrated means are functions of x
+    jac = np.vstack([cells.dcut, cells.deffect, np.einsum("jha,h->ja", cells.dp, levels)])
     cov = jac @ cov_free @ jac.T
-    est = _derived(x, k, levels)
+    cut, effect = _unpack(_split(x, k))
+    est = np.concatenate([cut, effect, cells.p @ levels])
     thr = [f"{int(a)}|{int(a) + 1}" for a in levels[:-1]]
     lv = [str(int(v)) for v in levels]
     ds = xr.Dataset({
@@ -183,28 +349,13 @@ def fit(ratings: Ratings, penalty: PriorsLike | None = None) -> Estimate:
                                         coords={"judge_level": lv}),
     })
     terms = tuple(t for name, da in ds.data_vars.items() for t in term_labels(str(name), da))
-    # level_effect[1] is fixed at 0: its Wald interval is degenerate by construction
+    # level_effect[lowest] is fixed at 0: its Wald interval is degenerate by construction
     return Estimate(method="mle" if penalty is None else "penalized-mle", params=ds, cov=cov,
                     terms=terms, interval={name: "wald" for name in ds.data_vars},
-                    loglik=-float(res.fun), converged=bool(res.success),
-                    info={"free": _split(x, k), "n_anchors": int(counts.sum())})
+                    loglik=_loglik_counts(x, counts), converged=bool(res.success),
+                    info={**req.as_info(),
+                          "free": {name: np.asarray(v).tolist() for name, v in
+                                   _split(x, k).items()},
+                          "n_anchors": n_anchors, "optimizer": "trust-exact",
+                          "optimizer_message": str(res.message), "iterations": int(res.nit)})
 
-
-def _hessian(f: object, x: NDArray[np.float64], h: float = 1e-4) -> NDArray[np.float64]:
-    """Central second differences (the function is smooth and cheap)."""
-    n = len(x)
-    out = np.empty((n, n))
-    for a in range(n):
-        for b in range(a, n):
-            e_a, e_b = np.eye(n)[a] * h, np.eye(n)[b] * h
-            val = (f(x + e_a + e_b) - f(x + e_a - e_b) - f(x - e_a + e_b)  # type: ignore[operator]
-                   + f(x - e_a - e_b)) / (4 * h * h)  # type: ignore[operator]
-            out[a, b] = out[b, a] = val
-    return out
-
-
-def _jacobian(g: object, x: NDArray[np.float64], h: float = 1e-6) -> NDArray[np.float64]:
-    step = np.eye(len(x)) * h
-    cols = [(g(x + step[i]) - g(x - step[i])) / (2 * h)  # type: ignore[operator]
-            for i in range(len(x))]
-    return np.column_stack(cols)

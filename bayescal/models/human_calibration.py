@@ -1,23 +1,27 @@
 r"""DIAL's human calibration in PyMC: the power posterior of (11) and λ chosen by PSIS-LOO.
 
-The Bayesian counterpart of :mod:`bayescal.frequentist.human_calibration` (SPEC §1.16). With
+The Bayesian counterpart of :mod:`bayescal.frequentist.human_calibration` (DIAL, "Position-
+Debiased LLM Judges with Adaptive Human Preference Calibration", 2026). With
 :math:`\ell_h, \ell_l` the average negative log-likelihoods of (11), the generalised posterior
 
 .. math:: p_\lambda(\zeta\mid\text{data}) \propto \pi(\zeta)\,\exp\{-n_h[\ell_h + \lambda\ell_l]\}
           = \pi(\zeta)\,L_h(\zeta)\,L_l(\zeta)^{w},\qquad w = \lambda\,n_h/n_l,
 
-so λ = n_l/n_h (w = 1) is ordinary joint Bayes and λ = 0 the human-only model. The LLM term
-enters as ``pm.Potential("llm_tempered", w * logp_llm)`` (binomial kernel), the human one as an
-observed node with **one entry per human comparison** (``human_outcome``, dim ``comparison``), so
-the ``log_likelihood`` group holds the human comparisons only and ``az.loo`` is
-leave-one-human-comparison-out with all LLM data kept — the analogue of GACV.
-λ = ∞ is the cut (two-stage) posterior :func:`cut_posterior`.
+so λ = n_l/n_h (w = 1) is ordinary joint Bayes and λ = 0 the human-only model. The human
+comparisons are the observed variable ``outcome``, **one entry per human comparison** (dim
+``comparison``), so the ``log_likelihood`` group holds them only and ``az.loo`` is
+leave-one-human-comparison-out with all LLM data kept — the analogue of GACV. The LLM verdicts
+enter as ``pm.Potential("llm_tempered", w * logp_llm)`` (binomial kernel): a tempered
+likelihood is not an observed variable. With ``tempered=False`` (w = 1 only) they are the
+observed variable ``llm_outcome`` (dim ``cell``, labelled by :meth:`Comparisons.cell_labels`),
+the ordinary joint model. λ = ∞ is the cut (two-stage) posterior :func:`cut_posterior`.
 
-Parameterisation (exact Condition 3, SPEC §1.16): :math:`W = [\mu, V] = \sqrt N H_N A L^{-\top}`,
-:math:`L = \mathrm{chol}(A^\top A)`; :math:`\gamma = \bar\gamma 1_K + B_K\delta`, γ̄ > 0 pins the
-sign of μ; :math:`U = B_K\tilde U`; :math:`s_h = c_0\mu` (consensus) or :math:`W c`
-(full). Identified variables: ``human_ability``, ``ability``, ``order_effect``, ``consensus``;
-names ending in ``_free`` are not identified (rotations of (U, V), A, c_V).
+Parameterisation (exact Condition 3 of Yu et al. 2026, arXiv:2605.05073):
+:math:`W = [\mu, V] = \sqrt N H_N A L^{-\top}`, :math:`L = \mathrm{chol}(A^\top A)`;
+:math:`\gamma = \bar\gamma 1_K + B_K\delta`, γ̄ > 0 pins the sign of μ; :math:`U = B_K\tilde U`;
+:math:`s_h = c_0\mu` (consensus) or :math:`W c` (full). Identified variables:
+``human_ability``, ``ability``, ``order_effect``, ``consensus``; names ending in ``_free`` are
+not identified (rotations of (U, V), A, c_V).
 
 ==========================  ==============  ===========================================
 name                        dims            meaning
@@ -27,12 +31,18 @@ name                        dims            meaning
 ``order_effect``            judge           b (model (1))
 ``consensus``               item            μ (‖μ‖² = N)
 ``calibration_consensus``   —               c_0 (coefficient of μ)
-``human_outcome``           comparison      human y_t ∈ {0, 1/2, 1} (observed)
+``outcome``                 comparison      human y_t ∈ {0, 1/2, 1} (observed)
+``llm_outcome``             cell            LLM wins per cell (observed; ``tempered=False``)
 ==========================  ==============  ===========================================
+
+Like the twin, every function takes ONE Comparisons with the human judge(s) marked; several
+human judges are pooled into one human score vector. The design is built here from the data
+layer (:meth:`Comparisons.calibration_cells`, :meth:`Comparisons.verdicts`), not from the twin.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,17 +53,32 @@ import xarray as xr
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist import human_calibration as hc
+from bayescal.dial import canonical, check_rank, check_space, check_weight, weight_grid
+from bayescal.identify import IdentificationWarning
+from bayescal.models._btl import draw_wins, kernel_logp
+from bayescal.priors import check_prior_sd
 
-__all__ = ["Priors", "build", "choose_by_loo", "cut_posterior", "human_rows", "initvals",
-           "llm_logp"]
+__all__ = ["Design", "Priors", "build", "choose_by_loo", "cut_posterior", "design", "initvals",
+           "llm_logp", "llm_stage"]
 
 
 @dataclass(frozen=True)
 class Priors:
-    """Prior scales (SPEC §1.16 defaults; logit scale with ‖μ‖² = N).
+    """Prior scales (logit scale with ‖μ‖² = N).
 
-    ``None`` makes a block flat (``calibration_sd`` and the LLM blocks), for MAP = MLE checks.
+    ``None`` makes a block flat (every block but ``basis_sd``), for MAP = MLE checks
+    (:meth:`flat`).
+
+    Attributes
+    ----------
+    basis_sd : float
+        σ of the unconstrained A (only its direction enters the likelihood).
+    loading_mean_sd, loading_sd, disagreement_sd, order_effect_sd : float or None
+        As in :class:`bayescal.models.low_rank_judges.Priors`.
+    calibration_sd : float or None
+        σ of the calibration coefficients c (2).
+    human_sd : float or None
+        λ = 0: σ of the Helmert coordinates of the human scores (2).
     """
 
     basis_sd: float = 1.0
@@ -62,27 +87,91 @@ class Priors:
     disagreement_sd: float | None = 1.0
     order_effect_sd: float | None = 1.0
     calibration_sd: float | None = 2.0
-    human_sd: float | None = 2.0  # λ = 0: Helmert coordinates of the human scores
+    human_sd: float | None = 2.0
+
+    def __post_init__(self) -> None:
+        if self.basis_sd is None:
+            raise ValueError("basis_sd cannot be None: A's prior keeps its radial part proper "
+                             "(only A's direction enters the likelihood)")
+        for name in ("basis_sd", "loading_mean_sd", "loading_sd", "disagreement_sd",
+                     "order_effect_sd", "calibration_sd", "human_sd"):
+            check_prior_sd(name, getattr(self, name))
+
+    @classmethod
+    def flat(cls) -> Priors:
+        """Flat priors on every identified block: the MAP is the twin's weighted estimate."""
+        return cls(loading_mean_sd=None, loading_sd=None, disagreement_sd=None,
+                   order_effect_sd=None, calibration_sd=None, human_sd=None)
 
 
-def _normal(name, sd, **kw):
+@dataclass(frozen=True)
+class Design:
+    """The model's data: LLM cells, one row per human comparison, and their labels."""
+
+    llm: Comparisons
+    human: Comparisons
+    human_i: np.ndarray
+    human_j: np.ndarray
+    human_y: np.ndarray
+    human_labels: list[str]
+    rank: int
+    space: str
+    order: bool
+
+    @property
+    def n_llm(self) -> float:
+        return float(self.llm.count.sum())
+
+    @property
+    def n_human(self) -> float:
+        return float(self.human_y.size)
+
+
+def design(data: Comparisons, *, rank: int = 1, space: str = "consensus",
+           order_effects: bool = True) -> Design:
+    """Validate the data (humans marked) and lay out the model's arrays.
+
+    Raises
+    ------
+    DataError
+        As :meth:`Comparisons.calibration_cells`, and soft human outcomes (the human node is
+        one Bernoulli-type term per comparison).
+    ValueError, IdentificationError
+        A bad space or rank.
+
+    Warns
+    -----
+    IdentificationWarning
+        Fewer distinct human pairs than the calibration dimension (Condition 4 cannot hold; the
+        prior sets the rest).
+    """
+    space = check_space(space)
+    llm, human = data.calibration_cells(order_effects)
+    rank = check_rank(rank, llm.n_judges, llm.n_items)
+    cell, y = human.verdicts()
+    labels = human.cell_labels()
+    seen: dict[int, int] = {}
+    names = []
+    for c in cell:
+        seen[c] = seen.get(c, 0) + 1
+        names.append(f"{labels[c].split(': ', 1)[1]} #{seen[c]}")
+    d = 1 if space == "consensus" else rank + 1
+    pairs = np.unique(human.item_i * human.n_items + human.item_j).size
+    if pairs < d:
+        warnings.warn(f"the humans compare {pairs} distinct pair(s), fewer than the calibration "
+                      f"dimension d = {d}: Condition 4 fails, the prior sets the rest",
+                      IdentificationWarning, stacklevel=3)
+    return Design(llm, human, human.item_i[cell], human.item_j[cell], y, names, rank, space,
+                  order_effects)
+
+
+def _normal(name: str, sd: float | None, **kw) -> pt.TensorVariable:
     return pm.Flat(name, **kw) if sd is None else pm.Normal(name, 0.0, sd, **kw)
-
-
-def human_rows(p: hc.Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One row per human comparison (i, j, y) from the cells (y ∈ {0, 1/2, 1}; ties from Σy²)."""
-    half = np.rint(4 * (p.hy - p.hy2)).astype(int)
-    ones = np.rint(2 * p.hy2 - p.hy).astype(int)
-    zeros = np.rint(p.hn).astype(int) - ones - half
-    reps = np.stack([ones, half, zeros], axis=1)
-    y = np.repeat(np.tile([1.0, 0.5, 0.0], p.hi.size), reps.ravel())
-    cell = np.repeat(np.arange(p.hi.size), reps.sum(axis=1))
-    return p.hi[cell], p.hj[cell], y
 
 
 def _human_logp(value, d):
     # y log σ(d) + (1 − y) log σ(−d): one human comparison (a tie y = 1/2 included)
-    return -value * pt.softplus(-d) - (1 - value) * pt.softplus(d)
+    return kernel_logp(value, d, 1.0)
 
 
 def _draw_human(d, rng=None, size=None):
@@ -90,33 +179,68 @@ def _draw_human(d, rng=None, size=None):
     return rng.binomial(1, 1 / (1 + np.exp(-np.asarray(d))), size=size).astype(np.float64)
 
 
-def llm_logp(S, b, p: hc.Problem):
-    """Σ_c [y_c log σ(η_c) + (n_c − y_c) log σ(−η_c)] (binomial kernel; numpy or pytensor)."""
-    eta = S[p.k, p.i] - S[p.k, p.j] + (p.a * b[p.k] if p.order else 0.0)
+def llm_logp(S, b, llm: Comparisons, order_effects: bool = True):
+    """Σ_c [y_c log σ(η_c) + (n_c − y_c) log σ(−η_c)] over the LLM cells (numpy or pytensor)."""
+    a = llm.order.astype(np.float64)
+    eta = S[llm.judge, llm.item_i] - S[llm.judge, llm.item_j] + (
+        a * b[llm.judge] if order_effects else 0.0)
+    y, n = llm.wins, llm.count
     if isinstance(eta, np.ndarray):
-        return float(np.sum(-p.y * np.logaddexp(0, -eta) - (p.n - p.y) * np.logaddexp(0, eta)))
-    return pt.sum(-p.y * pt.softplus(-eta) - (p.n - p.y) * pt.softplus(eta))
+        return float(np.sum(-y * np.logaddexp(0, -eta) - (n - y) * np.logaddexp(0, eta)))
+    return pt.sum(kernel_logp(y, eta, n))
 
 
-def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
-          space: hc.Space = "consensus", llm_weight: float = 1.0, power: float | None = None,
-          priors: Priors | None = None, order_effects: bool = True,
-          tempered: bool = True) -> pm.Model:
+def _judges_block(des: Design, priors: Priors):
+    """The low-rank judge model's variables (exact Condition 3): returns (μ, V, S, b)."""
+    K, N, r = des.llm.n_judges, des.llm.n_items, des.rank
+    # no initval here (PyMC cannot convert such models for log_likelihood); A = 0 is a
+    # singular point of the chart, so samplers start from initvals(...)
+    A = pm.Normal("item_basis_free", 0.0, priors.basis_sd, shape=(N - 1, r + 1))
+    chol = pt.linalg.cholesky(A.T @ A)
+    # radial term: A's direction stays uniform, its prior-only length has a mode
+    pm.Potential("item_basis_radial", (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
+    Q = pt.linalg.solve_triangular(chol, A.T, lower=True).T
+    W = np.sqrt(N) * (pt.as_tensor(zero_sum_basis(N)) @ Q)
+    mu = pm.Deterministic("consensus", W[:, 0], dims="item")
+    V = W[:, 1:]
+    if priors.loading_mean_sd is None:
+        gbar = pt.exp(pm.Flat("consensus_loading_mean_log_free"))
+    else:
+        gbar = pm.LogNormal("consensus_loading_mean", 0.0, priors.loading_mean_sd)
+    delta = _normal("consensus_loading_free", priors.loading_sd, shape=K - 1)
+    gamma = pm.Deterministic("consensus_loading",
+                             gbar + pt.as_tensor(zero_sum_basis(K)) @ delta, dims="judge")
+    u_free = _normal("disagreement_loading_free", priors.disagreement_sd, shape=(K - 1, r))
+    U = pt.as_tensor(zero_sum_basis(K)) @ u_free
+    S = pm.Deterministic("ability", gamma[:, None] * mu[None, :] + U @ V.T,
+                         dims=("judge", "item"))
+    b = _normal("order_effect", priors.order_effect_sd, dims="judge") if des.order \
+        else pt.zeros(K)
+    return mu, V, S, b
+
+
+def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
+          space: str = "consensus", llm_weight: float = 1.0, power: float | None = None,
+          order_effects: bool = True, tempered: bool = True) -> pm.Model:
     """Power-posterior model of DIAL's calibration at a finite λ (or λ = 0).
 
     Parameters
     ----------
-    llm, human : Comparisons
-        As in :func:`bayescal.frequentist.human_calibration.fit`. ``human=None`` builds the
-        LLM-only model (the first stage of :func:`cut_posterior`).
+    data : Comparisons
+        As in :func:`bayescal.frequentist.human_calibration.fit`: LLM judges and the human
+        judge(s) marked ``humans=[...]`` (pooled into one s_h).
+    priors : Priors, optional
+        Prior scales (default ``Priors()``; ``Priors.flat()`` for MAP = the twin's estimate).
+    rank, space, order_effects
+        As in the twin.
     llm_weight : float
         λ ≥ 0, finite; the LLM log-likelihood is raised to w = λ n_h/n_l. λ = 0 gives the
         human-only model (centred scores, Helmert coordinates).
     power : float, optional
         w directly (overrides ``llm_weight``).
     tempered : bool
-        False (only with w = 1) puts the LLM data in an observed node instead of the Potential —
-        the ordinary joint model, for checking that w = 1 is joint Bayes.
+        False (only with w = 1) puts the LLM data in the observed node ``llm_outcome`` instead
+        of the Potential — the ordinary joint model, for checking that w = 1 is joint Bayes.
 
     Returns
     -------
@@ -124,75 +248,55 @@ def build(llm: Comparisons, human: Comparisons | None, *, rank: int = 1,
         Sample it with ``initvals=initvals(model)`` (the chart is singular at A = 0).
     """
     priors = priors if priors is not None else Priors()
-    if human is None:
-        p = hc.problem(llm, llm.collapse(order=True, judges=True), rank=rank, space=space,
-                       order_effects=order_effects)
-        w = 1.0
-    else:
-        p = hc.problem(llm, human, rank=rank, space=space, order_effects=order_effects)
-        lam = hc._check_weight(llm_weight)
-        if power is None and not np.isfinite(lam):
-            raise ValueError("λ = ∞ is the cut posterior: use cut_posterior()")
-        w = float(power) if power is not None else lam * p.n_h / p.n_l
+    des = design(data, rank=rank, space=space, order_effects=order_effects)
+    lam = check_weight(llm_weight)
+    if power is None and not np.isfinite(lam):
+        raise ValueError("λ = ∞ is the cut posterior: use llm_stage() and cut_posterior()")
+    w = float(power) if power is not None else lam * des.n_human / des.n_llm
     if not tempered and w != 1.0:
         raise ValueError("tempered=False is the ordinary joint model, w = 1 only")
-    K, N, r = p.K, p.N, p.rank
-    coords = {"judge": list(p.judges), "item": list(p.items)}
-    hi, hj, hy = human_rows(p)
-    if human is not None:
-        coords["comparison"] = np.arange(hy.size)
+    N = des.llm.n_items
+    coords = {"judge": list(des.llm.judges), "item": list(des.llm.items),
+              "comparison": des.human_labels, "cell": des.llm.cell_labels()}
     with pm.Model(coords=coords) as model:
-        if human is not None and w == 0:
+        if w == 0:
             beta = _normal("human_ability_free", priors.human_sd, shape=N - 1)
             s_h = pm.Deterministic("human_ability", pt.as_tensor(zero_sum_basis(N)) @ beta,
                                    dims="item")
         else:
-            # no initval here (PyMC cannot convert such models for log_likelihood); A = 0 is a
-            # singular point of the chart, so samplers start from initvals(...)
-            A = pm.Normal("item_basis_free", 0.0, priors.basis_sd, shape=(N - 1, r + 1))
-            chol = pt.linalg.cholesky(A.T @ A)
-            # radial term: A's direction stays uniform, its prior-only length has a mode
-            pm.Potential("item_basis_radial", (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
-            Q = pt.linalg.solve_triangular(chol, A.T, lower=True).T
-            W = np.sqrt(N) * (pt.as_tensor(zero_sum_basis(N)) @ Q)
-            mu = pm.Deterministic("consensus", W[:, 0], dims="item")
-            V = W[:, 1:]
-            if priors.loading_mean_sd is None:
-                gbar = pt.exp(pm.Flat("consensus_loading_mean_log_free"))
+            mu, V, S, b = _judges_block(des, priors)
+            c0 = _normal("calibration_consensus", priors.calibration_sd)
+            if des.space == "consensus":
+                s_h = c0 * mu
             else:
-                gbar = pm.LogNormal("consensus_loading_mean", 0.0, priors.loading_mean_sd)
-            delta = _normal("consensus_loading_free", priors.loading_sd, shape=K - 1)
-            gamma = pm.Deterministic("consensus_loading",
-                                     gbar + pt.as_tensor(zero_sum_basis(K)) @ delta, dims="judge")
-            u_free = _normal("disagreement_loading_free", priors.disagreement_sd,
-                             shape=(K - 1, r))
-            U = pt.as_tensor(zero_sum_basis(K)) @ u_free
-            S = pm.Deterministic("ability", gamma[:, None] * mu[None, :] + U @ V.T,
-                                 dims=("judge", "item"))
-            if p.order:
-                b = _normal("order_effect", priors.order_effect_sd, dims="judge")
-            else:
-                b = pt.zeros(K)
-            if human is not None:
-                c0 = _normal("calibration_consensus", priors.calibration_sd)
-                if space == "consensus":
-                    s_h = c0 * mu
-                else:
-                    cv = _normal("calibration_disagreement_free", priors.calibration_sd,
-                                 shape=r)
-                    s_h = c0 * mu + V @ cv
-                s_h = pm.Deterministic("human_ability", s_h, dims="item")
+                cv = _normal("calibration_disagreement_free", priors.calibration_sd,
+                             shape=des.rank)
+                s_h = c0 * mu + V @ cv
+            s_h = pm.Deterministic("human_ability", s_h, dims="item")
             if tempered:
-                pm.Potential("llm_tempered", w * llm_logp(S, b, p))
+                pm.Potential("llm_tempered", w * llm_logp(S, b, des.llm, des.order))
             else:
-                eta = S[p.k, p.i] - S[p.k, p.j] + (p.a * b[p.k] if p.order else 0.0)
-                pm.CustomDist("llm_outcome", eta, p.n,
-                              logp=lambda v, e, n: -v * pt.softplus(-e) - (n - v) * pt.softplus(e),
-                              observed=p.y)
-        if human is not None:
-            d = s_h[hi] - s_h[hj]
-            pm.CustomDist("human_outcome", d, logp=_human_logp, random=_draw_human,
-                          observed=hy, dims="comparison")
+                c = des.llm
+                eta = S[c.judge, c.item_i] - S[c.judge, c.item_j] + (
+                    c.order.astype(np.float64) * b[c.judge] if des.order else 0.0)
+                pm.CustomDist("llm_outcome", eta, c.count,
+                              logp=kernel_logp, random=draw_wins,
+                              observed=c.wins, dims="cell")
+        d = s_h[des.human_i] - s_h[des.human_j]
+        pm.CustomDist("outcome", d, logp=_human_logp, random=_draw_human,
+                      observed=des.human_y, dims="comparison")
+    return model
+
+
+def llm_stage(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
+              order_effects: bool = True) -> pm.Model:
+    """The LLM-only model (stage 1 of :func:`cut_posterior`) on the non-human judges."""
+    priors = priors if priors is not None else Priors()
+    des = design(data, rank=rank, order_effects=order_effects)
+    coords = {"judge": list(des.llm.judges), "item": list(des.llm.items)}
+    with pm.Model(coords=coords) as model:
+        _, _, S, b = _judges_block(des, priors)
+        pm.Potential("llm_tempered", llm_logp(S, b, des.llm, des.order))
     return model
 
 
@@ -205,66 +309,66 @@ def initvals(model: pm.Model) -> dict[str, np.ndarray]:
     return {"item_basis_free": np.eye(*shape) * np.sqrt(shape[0])}
 
 
-def cut_posterior(llm: Comparisons, human: Comparisons, llm_result: xr.DataTree, *,
-                  rank: int = 1, space: hc.Space = "consensus",
-                  order_effects: bool = True) -> xr.DataTree:
-    r"""λ = ∞: the cut (two-stage) posterior (SPEC §1.16).
+def cut_posterior(data: Comparisons, llm_result: xr.DataTree, *, rank: int = 1,
+                  space: str = "consensus", order_effects: bool = True,
+                  random_seed: int | None = None) -> xr.DataTree:
+    r"""λ = ∞: the cut (two-stage) posterior.
 
-    Stage 1 is ``llm_result``, draws of θ from the LLM-only model (``build(llm, None)`` fitted
-    by NUTS), so the human data never feed back into θ. Stage 2, per draw of θ, fits c by
+    Stage 1 is ``llm_result``, draws of θ from the LLM-only model (:func:`llm_stage` fitted by
+    NUTS), so the human data never feed back into θ. Stage 2, per draw of θ, fits c by
     maximum likelihood with M = M_θ fixed and draws c from its normal (Laplace) approximation
     :math:`N(\hat c_\theta, (X^\top \mathrm{diag}(n p(1-p)) X)^{-1})` — a flat prior on c; an
     approximation of the exact conditional posterior (exact as n_h grows). Adds
-    ``human_ability`` to the posterior and the per-comparison human ``log_likelihood``.
+    ``human_ability`` to the posterior and the per-comparison human ``log_likelihood``
+    (``outcome``).
     """
-    p = hc.problem(llm, human, rank=rank, space=space, order_effects=order_effects)
+    des = design(data, rank=rank, space=space, order_effects=order_effects)
+    human = des.human
     post = llm_result["posterior"].to_dataset()
     S = post["ability"].transpose("chain", "draw", "judge", "item").values
     n_chain, n_draw = S.shape[:2]
-    rng = np.random.default_rng(int(llm_result.attrs.get("random_seed", 0)) + 17)
-    hi, hj, hy = human_rows(p)
-    s_out = np.empty((n_chain, n_draw, p.N))
+    seed = random_seed if random_seed is not None else int(
+        llm_result.attrs.get("random_seed", 0)) + 17
+    rng = np.random.default_rng(seed)
+    hy = des.human_y
+    s_out = np.empty((n_chain, n_draw, human.n_items))
     ll = np.empty((n_chain, n_draw, hy.size))
-    from bayescal.frequentist.low_rank_judges import canonical
-
     for c in range(n_chain):
         for d in range(n_draw):
-            can = canonical(S[c, d], p.rank)
-            M = can["consensus"][:, None] if space == "consensus" else np.column_stack(
-                [can["consensus"], can["disagreement"]])
-            X = M[p.hi] - M[p.hj]
+            M = canonical(S[c, d], des.rank).basis(des.space)
+            X = M[human.item_i] - M[human.item_j]
             coef = np.zeros(M.shape[1])
             for _ in range(50):
                 pr = 1 / (1 + np.exp(-(X @ coef)))
-                g = X.T @ (p.hn * pr - p.hy)
-                H = (X.T * (p.hn * pr * (1 - pr))) @ X
+                g = X.T @ (human.count * pr - human.wins)
+                H = (X.T * (human.count * pr * (1 - pr))) @ X
                 step = np.linalg.solve(H, g)
                 coef -= step
                 if np.abs(step).max() < 1e-10:
                     break
-            draw = rng.multivariate_normal(coef, np.linalg.inv(H))
-            s = M @ draw
+            s = M @ rng.multivariate_normal(coef, np.linalg.inv(H))
             s_out[c, d] = s
-            dd = s[hi] - s[hj]
+            dd = s[des.human_i] - s[des.human_j]
             ll[c, d] = -hy * np.logaddexp(0, -dd) - (1 - hy) * np.logaddexp(0, dd)
     post["human_ability"] = xr.DataArray(s_out, dims=("chain", "draw", "item"),
-                                         coords={"item": list(p.items)})
+                                         coords={"item": list(human.items)})
     out = llm_result.copy()
     out["posterior"] = xr.DataTree(post)
+    comparison = {"comparison": des.human_labels}
     out["log_likelihood"] = xr.DataTree(xr.Dataset(
-        {"human_outcome": (("chain", "draw", "comparison"), ll)},
-        coords={"chain": post["chain"], "draw": post["draw"], "comparison": np.arange(hy.size)}))
-    out["observed_data"] = xr.DataTree(xr.Dataset(
-        {"human_outcome": (("comparison",), hy)}, coords={"comparison": np.arange(hy.size)}))
+        {"outcome": (("chain", "draw", "comparison"), ll)},
+        coords={"chain": post["chain"], "draw": post["draw"], **comparison}))
+    out["observed_data"] = xr.DataTree(xr.Dataset({"outcome": (("comparison",), hy)},
+                                                  coords=comparison))
     return out
 
 
-def choose_by_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1,
-                  space: hc.Space = "consensus", grid_values: list[float] | None = None,
-                  draws: int = 500, tune: int = 500, chains: int = 2, random_seed: int = 1,
-                  nuts_sampler: str = "pymc") -> tuple[pd.DataFrame, dict[float, xr.DataTree]]:
-    """PSIS-LOO over the human comparisons for each candidate λ (SPEC §1.16), λ = ∞ by the cut
-    posterior; the largest elpd wins (ties to the larger λ).
+def choose_by_loo(data: Comparisons, *, rank: int = 1, space: str = "consensus",
+                  grid_values: list[float] | None = None, draws: int = 500, tune: int = 500,
+                  chains: int = 2, random_seed: int = 1, nuts_sampler: str = "pymc"
+                  ) -> tuple[pd.DataFrame, dict[float, xr.DataTree]]:
+    """PSIS-LOO over the human comparisons for each candidate λ, λ = ∞ by the cut posterior;
+    the largest elpd wins (ties to the larger λ).
 
     Returns
     -------
@@ -277,24 +381,25 @@ def choose_by_loo(llm: Comparisons, human: Comparisons, *, rank: int = 1,
 
     import bayescal as bc
 
-    p = hc.problem(llm, human, rank=rank, space=space)
-    lams = hc.grid(p) if grid_values is None else sorted(
-        {hc._check_weight(v) for v in grid_values}, key=lambda v: -v)
+    des = design(data, rank=rank, space=space)
+    lams = weight_grid(des.n_llm, des.n_human) if grid_values is None else sorted(
+        {check_weight(v) for v in grid_values}, key=lambda v: -v)
     rows, fits = [], {}
     kw = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed,
           "nuts_sampler": nuts_sampler, "check": False}
     for lam in lams:
         if lam == np.inf:
-            model = build(llm, None, rank=rank, space=space)
+            model = llm_stage(data, rank=rank)
             first = bc.fit(model, "nuts", **kw, log_likelihood=False, initvals=initvals(model))
-            res = cut_posterior(llm, human, first, rank=rank, space=space)
+            res = cut_posterior(data, first, rank=rank, space=space)
         else:
-            model = build(llm, human, rank=rank, space=space, llm_weight=lam)
+            model = build(data, rank=rank, space=space, llm_weight=lam)
             res = bc.fit(model, "nuts", **kw, log_likelihood=True, initvals=initvals(model))
         fits[lam] = res
-        loo = az.loo(res, var_name="human_outcome", pointwise=True)
-        rows.append({"llm_weight": lam, "power": lam * p.n_h / p.n_l if np.isfinite(lam)
-                     else np.inf, "elpd_loo": float(loo.elpd), "se": float(loo.se),
+        loo = az.loo(res, var_name="outcome", pointwise=True)
+        rows.append({"llm_weight": lam,
+                     "power": lam * des.n_human / des.n_llm if np.isfinite(lam) else np.inf,
+                     "elpd_loo": float(loo.elpd), "se": float(loo.se),
                      "pareto_k_max": float(np.max(loo.pareto_k))})
     table = pd.DataFrame(rows)
     best = int(np.argmax(table["elpd_loo"].to_numpy()))  # first maximum: the largest λ

@@ -1,7 +1,8 @@
-r"""Judge-discrimination Bradley–Terry–Luce model (Xu et al. 2026, seed 002) in PyMC.
+r"""Judge-discrimination Bradley–Terry–Luce model in PyMC (Xu, Tan, Wu, Zhou 2026,
+arXiv:2601.21817).
 
 Judge k prefers item i over item j with probability :math:`\sigma(\gamma_k(s_i - s_j))`
-(seed 002 eq. 1). Scores are identified by :math:`\sum_i s_i = 0` and
+(eq. 1 of the paper). Scores are identified by :math:`\sum_i s_i = 0` and
 :math:`\sum_k \log\gamma_k = 0` (eq. 3), written into the priors as zero-sum distributions.
 
 ============================  =======  =====================================================
@@ -13,9 +14,12 @@ name                          dims     meaning (paper symbol)
 ``outcome``                   cell     wins of item i in each (judge, i, j) cell (observed)
 ============================  =======  =====================================================
 
-The likelihood is evaluated on cells with the Bernoulli kernel
-:math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta)`, which equals the sum over raw verdicts
-(ties are y = 1/2, as in the paper). See ``models/judge_discrimination_btl.md``.
+The likelihood is evaluated on cells (judge, i, j), both display orders pooled, with the
+Bernoulli kernel :math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,
+\mathrm{softplus}(\eta)` of :mod:`bayescal.models._btl`, which equals the sum over raw verdicts
+(ties are y = 1/2, as in the paper). The ``cell`` coordinate holds
+:meth:`~bayescal.data.Comparisons.cell_labels` of those cells. See
+``models/judge_discrimination_btl.md``.
 """
 
 from __future__ import annotations
@@ -23,10 +27,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from numpy.typing import NDArray
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
@@ -35,6 +37,7 @@ from bayescal.identify import (
     discrimination_not_identified,
     warn_if_unidentified,
 )
+from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["Priors", "build"]
@@ -77,25 +80,6 @@ def _zero_sum(name: str, sd: float | None, dim: str, size: int) -> pt.TensorVari
     return pm.Deterministic(name, pt.as_tensor(zero_sum_basis(size)) @ free, dims=dim)
 
 
-def _kernel_logp(
-    value: pt.TensorVariable, eta: pt.TensorVariable, count: pt.TensorVariable
-) -> pt.TensorVariable:
-    # log σ(η) = -softplus(-η), stable for large |η|
-    return -value * pt.softplus(-eta) - (count - value) * pt.softplus(eta)
-
-
-def _draw_wins(
-    eta: NDArray[np.float64],
-    count: NDArray[np.float64],
-    rng: np.random.Generator | None = None,
-    size: tuple[int, ...] | None = None,
-) -> NDArray[np.float64]:
-    # predictive draws are tie-free Binomial counts (the model has no tie mechanism)
-    rng = rng if rng is not None else np.random.default_rng()
-    p = 1.0 / (1.0 + np.exp(-np.asarray(eta)))
-    return rng.binomial(np.asarray(count).astype(np.int64), p, size=size).astype(np.float64)
-
-
 def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
     unbounded = discrimination_not_identified(data)
     if not unbounded:
@@ -118,7 +102,7 @@ def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
 
 
 def build(
-    data: Comparisons, priors: Priors | None = None, *, discrimination: bool = True
+    data: Comparisons, *, priors: Priors | None = None, discrimination: bool = True
 ) -> pm.Model:
     """Build the judge-discrimination BTL as a PyMC model.
 
@@ -129,14 +113,15 @@ def build(
     priors : Priors, optional
         Prior scales (default ``Priors()``).
     discrimination : bool
-        Estimate γ_k per judge. False gives the unweighted BTL (γ ≡ 1, judges pooled;
-        SPEC §3.4). With a single judge γ ≡ 1 by the normalization.
+        Estimate γ_k per judge. False gives the unweighted BTL (γ ≡ 1; the paper's baseline,
+        §4.2). With a single judge γ ≡ 1 by the normalization.
 
     Returns
     -------
     pymc.Model
         Free variables ``ability`` (and ``log_discrimination``), deterministic
-        ``discrimination``, observed ``outcome`` over cells.
+        ``discrimination``, observed ``outcome`` over ``cell`` (labelled
+        ``judge: item_i vs item_j``).
 
     Warns
     -----
@@ -159,7 +144,7 @@ def build(
     # leave-one-cell-out log-likelihoods needs
     cells = data.collapse(order=True)
     coords = {"item": list(cells.items), "judge": list(cells.judges),
-              "cell": np.arange(cells.n_cells)}
+              "cell": cells.cell_labels()}
     with pm.Model(coords=coords) as model:
         item_i = pm.Data("item_i", cells.item_i, dims="cell")
         item_j = pm.Data("item_j", cells.item_j, dims="cell")
@@ -171,9 +156,9 @@ def build(
             log_disc = _zero_sum("log_discrimination", priors.discrimination_sd, "judge",
                                  cells.n_judges)
             disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims="judge")
-            eta = disc[judge] * eta  # seed 002 eq. (1)
+            eta = disc[judge] * eta  # eq. (1)
         pm.CustomDist(
-            "outcome", eta, count, logp=_kernel_logp, random=_draw_wins,
+            "outcome", eta, count, logp=kernel_logp, random=draw_wins,
             observed=cells.wins, dims="cell",
         )
     return model

@@ -1,9 +1,11 @@
-r"""DIAL's low-rank judge model (seed 000, model (1) under Condition 3) in PyMC.
+r"""DIAL's low-rank judge model (model (1) under Condition 3) in PyMC.
 
 Judge k prefers item i over item j, with item i displayed in position ``a`` (+1 first, −1
 second), with probability :math:`\sigma(S_{ki} - S_{kj} + a\,b_k)`, and the position-debiased
-scores have the consensus–disagreement form :math:`S = \gamma\mu^\top + UV^\top`
-(SPEC §1.3). Condition 3 is written into the parameterization exactly (SPEC §1.16):
+scores have the consensus–disagreement form :math:`S = \gamma\mu^\top + UV^\top` (DIAL,
+"Position-Debiased LLM Judges with Adaptive Human Preference Calibration", 2026; Condition 3
+of Yu et al. 2026, arXiv:2605.05073). Condition 3 is written into the parameterization
+exactly:
 
 * :math:`W = [\mu, V] = \sqrt N\,H_N A L^{-\top}`, :math:`H_N` the fixed N x (N−1) Helmert
   basis, :math:`A` an unconstrained (N−1) x (r+1) matrix and :math:`L = \mathrm{chol}(A^\top A)`,
@@ -26,7 +28,9 @@ name                                          dims            meaning (paper sym
 ``space_projector``                           item, item2     projector onto col(W), WWᵀ/N
 ``disagreement_unrotated_free``               item, factor    V in the sampled rotation
 ``disagreement_loading_unrotated_free``       judge, factor   U in the sampled rotation
-``outcome``                                   cell            wins of item i per cell (observed)
+``outcome``                                   cell            wins of item i per cell (observed;
+                                                                the ``cell`` coordinate holds
+                                                                :meth:`Comparisons.cell_labels`)
 ============================================  ==============  ====================================
 
 Names ending in ``_free`` are not identified (A, δ, Ũ, and U, V in whatever rotation the sampler
@@ -49,9 +53,10 @@ import xarray as xr
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.frequentist.low_rank_judges import _cells, canonical, check_rank
+from bayescal.dial import canonical, check_rank, n_free_parameters
 from bayescal.identify import IdentificationWarning
-from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp
+from bayescal.models._btl import draw_wins, kernel_logp
+from bayescal.priors import check_prior_sd
 
 __all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors"]
 
@@ -63,7 +68,7 @@ IDENTIFIED = ("ability", "order_effect", "consensus", "consensus_loading",
 
 @dataclass(frozen=True)
 class Priors:
-    """Prior scales of the low-rank judge model (SPEC §1.16; logit scale, ‖μ‖² = N).
+    """Prior scales of the low-rank judge model (logit scale, ‖μ‖² = N).
 
     Attributes
     ----------
@@ -88,6 +93,14 @@ class Priors:
     disagreement_sd: float | None = 1.0
     order_effect_sd: float | None = 1.0
 
+    def __post_init__(self) -> None:
+        if self.basis_sd is None:
+            raise ValueError("basis_sd cannot be None: A's prior keeps its radial part proper "
+                             "(only A's direction enters the likelihood)")
+        for name in ("basis_sd", "loading_mean_sd", "loading_sd", "disagreement_sd",
+                     "order_effect_sd"):
+            check_prior_sd(name, getattr(self, name))
+
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on every identified block: the MAP of (S, b) is the twin's MLE."""
@@ -102,17 +115,17 @@ def _normal_or_flat(name: str, sd: float | None, **kwargs) -> pt.TensorVariable:
 
 
 def build(
-    comparisons: Comparisons,
+    data: Comparisons,
     *,
-    rank: int,
     priors: Priors | None = None,
+    rank: int = 1,
     order_effects: bool = True,
 ) -> pm.Model:
     """Build DIAL's low-rank judge model (LLM-only part, θ of (12)) as a PyMC model.
 
     Parameters
     ----------
-    comparisons : Comparisons
+    data : Comparisons
         Verdicts with display order on every verdict when ``order_effects``.
     rank : int
         r, the number of disagreement factors: 1 ≤ r ≤ min(K − 1, N − 2).
@@ -140,27 +153,27 @@ def build(
         Fewer comparison cells than free parameters: the prior sets part of the answer.
     """
     priors = priors if priors is not None else Priors()
-    K, N = comparisons.n_judges, comparisons.n_items
+    K, N = data.n_judges, data.n_items
     r = check_rank(rank, K, N)
-    c = _cells(comparisons, order_effects)
-    n_free = (r + 1) * (K + N - r - 2) + (K if order_effects else 0)
-    if c.k.size < n_free:
+    c = data.order_cells(order_effects)
+    n_free = n_free_parameters(r, K, N, order_effects)
+    if c.n_cells < n_free:
         warnings.warn(
-            f"{c.k.size} comparison cells for {n_free} free parameters at r = {r}: the data do "
+            f"{c.n_cells} comparison cells for {n_free} free parameters at r = {r}: the data do "
             "not identify every score (DIAL Prop. B.2); the prior sets the rest",
             IdentificationWarning, stacklevel=2)
-    coords = {"judge": list(comparisons.judges), "item": list(comparisons.items),
-              "item2": list(comparisons.items), "factor": list(range(1, r + 1)),
-              "cell": np.arange(c.k.size)}
+    coords = {"judge": list(data.judges), "item": list(data.items),
+              "item2": list(data.items), "factor": list(range(1, r + 1)),
+              "cell": c.cell_labels()}
     helmert_n = pt.as_tensor(zero_sum_basis(N))
     helmert_k = pt.as_tensor(zero_sum_basis(K))
     start = np.zeros((N - 1, r + 1))
     start[np.arange(r + 1), np.arange(r + 1)] = np.sqrt(N - 1)
     with pm.Model(coords=coords) as model:
-        judge = pm.Data("judge_code", c.k, dims="cell")
-        item_i = pm.Data("item_i", c.i, dims="cell")
-        item_j = pm.Data("item_j", c.j, dims="cell")
-        count = pm.Data("count", c.n, dims="cell")
+        judge = pm.Data("judge_code", c.judge, dims="cell")
+        item_i = pm.Data("item_i", c.item_i, dims="cell")
+        item_j = pm.Data("item_j", c.item_j, dims="cell")
+        count = pm.Data("count", c.count, dims="cell")
         # A ~ Normal(0, basis_sd), written as a shift of a flat coordinate so that the model's
         # default initial point (zeros) is a full-rank A (A = 0 has no Cholesky factor) without
         # a custom initial value, which PyMC's log-likelihood and model conversion refuse
@@ -192,19 +205,19 @@ def build(
         pm.Deterministic("space_projector", W @ W.T / N, dims=("item", "item2"))
         eta = S[judge, item_i] - S[judge, item_j]
         if order_effects:
-            order = pm.Data("order", c.a, dims="cell")
+            order = pm.Data("order", c.order.astype(np.float64), dims="cell")
             b = _normal_or_flat("order_effect", priors.order_effect_sd, dims="judge")
             eta = eta + order * b[judge]  # model (1)
-        pm.CustomDist("outcome", eta, count, logp=_kernel_logp, random=_draw_wins,
-                      observed=c.y, dims="cell")
+        pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
+                      observed=c.wins, dims="cell")
     return model
 
 
-def canonical_factors(result: xr.DataTree, rank: int | None = None) -> xr.DataTree:
+def canonical_factors(result: xr.DataTree, *, rank: int | None = None) -> xr.DataTree:
     """Add the canonical factors ``disagreement`` (V) and ``disagreement_loading`` (U) per draw.
 
-    Each draw's S (``ability``) is factored as in the twin
-    (:func:`bayescal.frequentist.low_rank_judges.canonical`): SVD axes, U = PΣ/√N, V = √N Q,
+    Each draw's S (``ability``) is factored by :func:`bayescal.dial.canonical` (as the twin
+    does): SVD axes, U = PΣ/√N, V = √N Q,
     the first non-zero loading of each factor positive. For r = 1 this removes the sign
     ambiguity, so the factors can be summarised; for r ≥ 2 the axes are identified only where
     the singular values are well separated in every draw (check before reading them).
@@ -229,8 +242,8 @@ def canonical_factors(result: xr.DataTree, rank: int | None = None) -> xr.DataTr
     Us, Vs = [], []
     for s in S:
         can = canonical(s, r)
-        Us.append(can["disagreement_loading"])
-        Vs.append(can["disagreement"])
+        Us.append(can.disagreement_loading)
+        Vs.append(can.disagreement)
     coords = {"chain": post["chain"], "draw": post["draw"], "judge": post["judge"],
               "item": post["item"], "factor": list(range(1, r + 1))}
     post["disagreement"] = xr.DataArray(

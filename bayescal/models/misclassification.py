@@ -1,19 +1,20 @@
-r"""Misclassification model of LLM-judge labels (Chen et al., seed 001 §2.5; K judges) in PyMC.
+r"""Misclassification model of LLM-judge labels (Chen et al. 2026, arXiv:2601.05420; K judges).
 
 A human label :math:`Y \sim \mathrm{Bern}(\theta)`; judge k reports :math:`\hat Y_k` with
 specificity :math:`q_{0k} = P(\hat Y_k = 0 \mid Y = 0)` and sensitivity
 :math:`q_{1k} = P(\hat Y_k = 1 \mid Y = 1)`, conditionally independently given Y (Dawid–Skene;
-with one judge, exactly the seed's three-parameter model). Calibration items (Y seen) contribute
-:math:`\log P(Y, \hat Y_{1..K})`, test items :math:`\log\sum_y P(y)\prod_k P(\hat Y_k\mid y)`,
-through the counts of their distinct label patterns.
+with one judge, exactly the paper's three-parameter model, its eq. 13). Calibration items (Y
+seen) contribute :math:`\log P(Y, \hat Y_{1..K})`, test items
+:math:`\log\sum_y P(y)\prod_k P(\hat Y_k\mid y)`, through the counts of their distinct label
+patterns.
 
 ============================  =======  =====================================================
 name                          dims     meaning (paper symbol)
 ============================  =======  =====================================================
-``prevalence``                         P(Y = 1), the mean the seed estimates (θ)
+``prevalence``                         P(Y = 1), the mean the paper estimates (θ)
 ``specificity``               judge    P(Ŷ_k = 0 | Y = 0) (q0)
 ``sensitivity``               judge    P(Ŷ_k = 1 | Y = 1) (q1)
-``labels``                    pattern  items per distinct label pattern (observed)
+``outcome``                   pattern  items per distinct label pattern (observed)
 ============================  =======  =====================================================
 
 **The sign of κ (``kappa=``).** The paper asks only :math:`\kappa_k = q_{0k} + q_{1k} - 1 \ne 0`.
@@ -52,7 +53,8 @@ positive density at κ = 0, so for a judge the data place at or below chance the
 with the uniform prevalence prior, the mode can sit at θ = 0 or 1 when a class is absent.
 
 The likelihood is the sum over items of log-probabilities (no multinomial coefficient), the
-convention of :func:`bayescal.frequentist.misclassification.loglik`. See
+convention of :func:`bayescal.frequentist.misclassification.loglik` (tested equal). The label
+patterns come from :meth:`bayescal.data.Labels.patterns`; this module imports no twin. See
 ``models/misclassification.md``.
 """
 
@@ -70,15 +72,9 @@ from pymc.distributions.transforms import Interval, logodds
 from scipy.stats import beta as beta_dist
 
 from bayescal.data import Labels
-from bayescal.frequentist.misclassification import (
-    KAPPA_SETTINGS,
-    patterns,
-    sign_unidentified,
-    starting_point,
-    unidentified,
-    warn_negative_kappa,
-)
+from bayescal.data.labels import LabelPatterns
 from bayescal.identify import IdentificationWarning
+from bayescal.priors import check_beta_prior
 
 __all__ = ["Priors", "build"]
 
@@ -95,8 +91,8 @@ class Priors:
     specificity, sensitivity : tuple of float
         Beta(a, b) for every judge's q0 and q1: independent under ``kappa="nonzero"``,
         truncated jointly to q0 + q1 > 1 under ``kappa="positive"``. Default Beta(2, 2): one
-        pseudo-success and one pseudo-failure per parameter, the add-one smoothing the seed's
-        own Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)). It keeps the mode off 0
+        pseudo-success and one pseudo-failure per parameter, the add-one smoothing the authors'
+        Rogan–Gladen interval applies to q (q̃ = (m q̂ + 1)/(m + 2)). It keeps the mode off 0
         and 1 when a judge makes no error on the calibration set (where the MLE runs to the
         boundary), is symmetric about chance so it claims nothing about judge quality (nor,
         untruncated, about the sign of κ: prior mean κ = 0), and moves a mode by two
@@ -110,9 +106,7 @@ class Priors:
 
     def __post_init__(self) -> None:
         for name in ("prevalence", "specificity", "sensitivity"):
-            ab = getattr(self, name)
-            if len(ab) != 2 or not all(np.isfinite(v) and v > 0 for v in ab):
-                raise ValueError(f"{name} must be a Beta (a, b) pair with a, b > 0, got {ab!r}")
+            check_beta_prior(name, getattr(self, name))
 
     @classmethod
     def flat(cls) -> Priors:
@@ -263,9 +257,9 @@ def _draw_labels(
 
 # ------------------------------------------------------------------ model
 def build(
-    labels: Labels,
-    priors: Priors | None = None,
+    data: Labels,
     *,
+    priors: Priors | None = None,
     judges: Sequence[str] | None = None,
     kappa: str = "nonzero",
 ) -> pm.Model:
@@ -273,7 +267,7 @@ def build(
 
     Parameters
     ----------
-    labels : Labels
+    data : Labels
         Binary human labels (calibration set) and judge labels (every item).
     priors : Priors, optional
         Beta priors (default ``Priors()``; ``Priors.flat()`` makes the MAP the MLE).
@@ -288,7 +282,7 @@ def build(
     -------
     pymc.Model
         Free ``prevalence``, ``sensitivity`` (log-odds) and ``specificity`` (log-odds; under
-        ``"positive"`` the interval (1 - sensitivity, 1)); observed ``labels`` (counts per
+        ``"positive"`` the interval (1 - sensitivity, 1)); observed ``outcome`` (counts per
         pattern). Data: ``yhat`` (pattern, judge), ``human`` and ``test`` (pattern).
 
     Raises
@@ -306,11 +300,13 @@ def build(
     UserWarning
         Under ``"positive"``, a judge whose calibration labels give κ̂ < 0.
     """
-    if kappa not in KAPPA_SETTINGS:
+    if kappa not in ("nonzero", "positive"):
         raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
     priors = priors if priors is not None else Priors()
-    pat = patterns(labels, judges)
-    reason = unidentified(pat)
+    if not isinstance(priors, Priors):
+        raise TypeError(f"priors must be misclassification.Priors, got {type(priors).__name__}")
+    pat = data.patterns(judges)
+    reason = pat.unidentified()
     if reason is not None:
         warnings.warn(
             reason + "; the Bayesian fit proceeds, but that parameter is informed by its "
@@ -319,7 +315,7 @@ def build(
             stacklevel=2,
         )
     # one judge without a class already warned above; the sign warning is for K >= 2
-    sign = sign_unidentified(pat) if kappa == "nonzero" and reason is None else None
+    sign = pat.sign_unidentified() if kappa == "nonzero" and reason is None else None
     if sign is not None:
         warnings.warn(
             sign + "; the posterior can be bimodal (label switching) and NUTS chains can "
@@ -328,8 +324,8 @@ def build(
             IdentificationWarning,
             stacklevel=2,
         )
-    if kappa == "positive":
-        warn_negative_kappa(pat)
+    if kappa == "positive" and (conflict := pat.negative_kappa()) is not None:
+        warnings.warn(conflict, UserWarning, stacklevel=2)
     coords = {"judge": list(pat.judges), "pattern": pat.names}
     a0, b0 = (float(v) for v in priors.specificity)
     a1, b1 = (float(v) for v in priors.sensitivity)
@@ -343,7 +339,7 @@ def build(
             # near q = 0.5 can fall into and never leave. The start is the support point of a
             # Beta CustomDist, not an initval, so the model stays convertible
             # (pm.compute_log_likelihood refuses models with non-default initial values).
-            start = starting_point(pat)
+            start = _initial_values(pat)
             prevalence = _started_beta("prevalence", *priors.prevalence, start["prevalence"])
             sensitivity = _started_beta("sensitivity", a1, b1, start["sensitivity"],
                                         dims="judge")
@@ -354,7 +350,7 @@ def build(
                                  beta=priors.prevalence[1])
             sensitivity, specificity = _positive_accuracies(a0, b0, a1, b1)
         pm.CustomDist(
-            "labels", prevalence, specificity, sensitivity, yhat, human, test,
+            "outcome", prevalence, specificity, sensitivity, yhat, human, test,
             float(pat.m), float(pat.n),
             logp=_labels_logp,
             random=_draw_labels,
@@ -363,6 +359,15 @@ def build(
             dims="pattern",
         )
     return model
+
+
+def _initial_values(pat: LabelPatterns) -> dict[str, NDArray[np.float64]]:
+    """The calibration proportions, add-a-half: the prevalence (m1 + 1/2)/(m + 1) and every
+    judge's specificity and sensitivity, in the orientation the human labels support (always
+    inside (0, 1), whatever the counts)."""
+    q0, q1 = pat.calibration_accuracy(smoothing=0.5)
+    theta = (pat.n_calibration_positive + 0.5) / (pat.m + 1)
+    return {"prevalence": np.asarray(theta), "specificity": q0, "sensitivity": q1}
 
 
 def _beta_logp(

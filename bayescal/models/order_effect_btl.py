@@ -1,4 +1,6 @@
-r"""DIAL's judge-specific order-effect BTL (seed 000, model (1)) in PyMC.
+r"""DIAL's judge-specific order-effect BTL (model (1)) in PyMC.
+
+DIAL: "Position-Debiased LLM Judges with Adaptive Human Preference Calibration" (2026).
 
 Judge k prefers the canonical item i over j, displayed in order a (+1: i shown first, -1: i
 shown second), with probability :math:`\sigma(s_{ki} - s_{kj} + a\,b_k)`, each judge's scores
@@ -12,9 +14,11 @@ name                          dims          meaning (paper symbol)
 ``outcome``                   cell          wins of item i per (judge, i, j, order) cell
 ============================  ============  ================================================
 
-The likelihood is evaluated on cells with the Bernoulli kernel
-:math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta)` (ties are y = 1/2, SPEC §1.1). Judges
-share no parameter here; the shared structure across judges is ``low_rank_judges``.
+The likelihood is evaluated on cells (judge, i, j, order) with the Bernoulli kernel
+:math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,\mathrm{softplus}(\eta)` of
+:mod:`bayescal.models._btl` (a tie is half a win each way, as in DIAL). The ``cell`` coordinate
+holds :meth:`~bayescal.data.Comparisons.cell_labels`. Judges share no parameter here; the
+shared structure across judges is ``low_rank_judges``.
 See ``models/order_effect_btl.md``.
 """
 
@@ -28,7 +32,8 @@ import pytensor.tensor as pt
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.identify import require_order, warn_if_order_unidentified
-from bayescal.models.judge_discrimination_btl import _draw_wins, _kernel_logp
+from bayescal.models._btl import draw_wins, kernel_logp
+from bayescal.priors import check_prior_sd
 
 __all__ = ["Priors", "build"]
 
@@ -44,13 +49,17 @@ class Priors:
         about ±4 logits around the judge's average item). ``None`` is a flat prior on the
         sum-zero subspace (improper: for MAP = MLE, not for NUTS).
     order_effect_sd : float or None
-        σ of ``order_effect ~ Normal(0, σ)`` (1, SPEC §1.16: a first-position odds ratio within
-        a factor of about 7 a priori; the real judges of DIAL and PRD lie well inside).
-        ``None`` is flat.
+        σ of ``order_effect ~ Normal(0, σ)`` (1: a first-position odds ratio within a factor of
+        about 7 a priori; the real judges of DIAL and PRD lie well inside). ``None`` is flat.
     """
 
     ability_sd: float | None = 2.0
     order_effect_sd: float | None = 1.0
+
+    def __post_init__(self) -> None:
+        # checked here, not inside PyMC or by the twin (which squares the sd)
+        check_prior_sd("ability_sd", self.ability_sd)
+        check_prior_sd("order_effect_sd", self.order_effect_sd)
 
     @classmethod
     def flat(cls) -> Priors:
@@ -58,7 +67,7 @@ class Priors:
         return cls(ability_sd=None, order_effect_sd=None)
 
 
-def build(data: Comparisons, priors: Priors | None = None) -> pm.Model:
+def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
     """Build DIAL's order-effect BTL (model (1)) as a PyMC model.
 
     Parameters
@@ -72,7 +81,7 @@ def build(data: Comparisons, priors: Priors | None = None) -> pm.Model:
     -------
     pymc.Model
         Free ``ability`` (judge x item, sum zero per judge) and ``order_effect`` (judge);
-        observed ``outcome`` over cells.
+        observed ``outcome`` over ``cell`` (labelled ``judge: item_i vs item_j (item first)``).
 
     Raises
     ------
@@ -86,10 +95,12 @@ def build(data: Comparisons, priors: Priors | None = None) -> pm.Model:
         Prop. 1) or an infinite MLE; the prior then sets what the data leave free.
     """
     priors = priors if priors is not None else Priors()
+    if not isinstance(priors, Priors):
+        raise TypeError(f"priors must be an order_effect_btl.Priors, got {priors!r}")
     require_order(data)
     warn_if_order_unidentified(data)
     coords = {"judge": list(data.judges), "item": list(data.items),
-              "cell": list(range(data.n_cells))}
+              "cell": data.cell_labels()}
     n_items, n_judges = data.n_items, data.n_judges
     with pm.Model(coords=coords) as model:
         judge = pm.Data("judge_code", data.judge, dims="cell")
@@ -110,6 +121,6 @@ def build(data: Comparisons, priors: Priors | None = None) -> pm.Model:
         else:
             b = pm.Flat("order_effect", dims="judge")
         eta = ability[judge, item_i] - ability[judge, item_j] + order * b[judge]  # model (1)
-        pm.CustomDist("outcome", eta, count, logp=_kernel_logp, random=_draw_wins,
+        pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=data.wins, dims="cell")
     return model

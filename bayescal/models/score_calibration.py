@@ -1,7 +1,9 @@
-r"""Monotone ordinal calibration map (the Bayesian counterpart of seed 003) in PyMC.
+r"""Monotone ordinal calibration map in PyMC: a posterior over the map from judge to human scores.
 
-A posterior over the calibration map from judge levels to human scores, so that a user sees how
-far to trust it after a few dozen anchors (where SQM's empirical map is noisy). The human score
+The Bayesian counterpart of streaming quantile matching (Subasic, Rabinovich and Chen 2026,
+arXiv:2611.00447): a posterior over the calibration map from judge levels to human scores, so
+that a user sees how far to trust it after a few dozen anchors (where SQM's empirical map is
+noisy). The human score
 of an item with judge level j follows a cumulative logit
 :math:`P(H \le k \mid J = j) = \sigma(c_k - \beta_j)`, with ordered cutpoints and a
 non-decreasing level effect :math:`\beta_1 = 0,\ \beta_j = \sum_{l<j} e^{\delta_l}`.
@@ -16,11 +18,13 @@ name                        dims                      meaning (symbol)
 ``level_effect``            judge_level               β_j, non-decreasing, β at the lowest = 0
 ``calibrated_probability``  judge_level, human_level  P(H = v | J = j): the calibrated distribution
 ``calibrated_mean``         judge_level               E[H | J = j]: the calibrated score
-``human_counts``            anchor_level, human_level anchors' human scores per judge level (obs.)
+``outcome``                 anchor_level, human_level anchors' human scores per judge level (obs.)
 ==========================  ========================  ============================================
 
-The likelihood is multinomial over cells (judge level, human level), the same as the twin
-``bayescal.frequentist.score_calibration`` (tested equal). See ``models/score_calibration.md``.
+The likelihood is multinomial over cells (judge level, human level) of
+:meth:`bayescal.data.Ratings.rating_counts`, the same as the twin
+``bayescal.frequentist.score_calibration`` (tested equal; this module imports no twin). See
+``models/score_calibration.md``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayescal.data import Ratings
-from bayescal.frequentist.score_calibration import cell_counts
+from bayescal.priors import check_prior_sd
+from bayescal.schema import DEFAULT_PROB, check_prob
 
 __all__ = ["Priors", "build", "calibration_table"]
 
@@ -61,6 +66,14 @@ class Priors:
     increment_log_mean: float = -0.5
     increment_log_sd: float | None = 1.5
 
+    def __post_init__(self) -> None:
+        for name in ("cutpoint_sd", "gap_log_sd", "increment_log_sd"):
+            check_prior_sd(name, getattr(self, name))
+        mean = self.increment_log_mean
+        if (not isinstance(mean, (int, float, np.integer, np.floating)) or isinstance(mean, bool)
+                or not np.isfinite(mean)):
+            raise ValueError(f"increment_log_mean must be a finite number, got {mean!r}")
+
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on the free chart: the MAP is the twin's MLE."""
@@ -74,27 +87,35 @@ def _normal(name: str, mu: float, sd: float | None, dims: str | None = None,
     return pm.Normal(name, mu, sd, dims=dims, shape=shape if dims is None else None)
 
 
-def build(ratings: Ratings, priors: Priors | None = None) -> pm.Model:
+def build(data: Ratings, *, priors: Priors | None = None) -> pm.Model:
     """Build the monotone ordinal calibration model from the human-rated items.
 
     Parameters
     ----------
-    ratings : Ratings
+    data : Ratings
         Anchors (judge point score and human score); items without a human score are ignored.
         At least a 3-point scale.
     priors : Priors, optional
+        Default ``Priors()``; ``Priors.flat()`` makes the MAP the twin's MLE.
 
     Returns
     -------
     pymc.Model
         Free ``cutpoint_first``, ``cutpoint_log_gap``, ``log_increment``; deterministic
         ``cutpoint``, ``level_effect``, ``calibrated_probability``, ``calibrated_mean``;
-        observed ``human_counts`` (rows = judge levels that have anchors).
+        observed ``outcome`` (human-score counts, rows = judge levels that have anchors).
+
+    Raises
+    ------
+    DataError
+        A scale of fewer than 3 points, or no anchor.
     """
     priors = priors if priors is not None else Priors()
-    counts = cell_counts(ratings)
+    if not isinstance(priors, Priors):
+        raise TypeError(f"priors must be score_calibration.Priors, got {type(priors).__name__}")
+    counts = data.rating_counts(min_points=3)
     k = counts.shape[0]
-    levels = np.arange(ratings.scale[0], ratings.scale[1] + 1)
+    levels = data.levels
     seen = counts.sum(axis=1) > 0
     lv = [str(v) for v in levels]
     coords = {"threshold": [f"{a}|{a + 1}" for a in levels[:-1]], "gap": np.arange(k - 2),
@@ -117,12 +138,12 @@ def build(ratings: Ratings, priors: Priors | None = None) -> pm.Model:
                                 dims=("judge_level", "human_level"))
         pm.Deterministic("calibrated_mean", prob @ pt.as_tensor(levels.astype(np.float64)),
                          dims="judge_level")
-        pm.Multinomial("human_counts", n=counts[seen].sum(axis=1), p=prob[np.flatnonzero(seen)],
+        pm.Multinomial("outcome", n=counts[seen].sum(axis=1), p=prob[np.flatnonzero(seen)],
                        observed=counts[seen], dims=("anchor_level", "human_level"))
     return model
 
 
-def calibration_table(result: xr.DataTree, prob: float = 0.9) -> pd.DataFrame:
+def calibration_table(result: xr.DataTree, prob: float = DEFAULT_PROB) -> pd.DataFrame:
     """Per judge level: the posterior predictive calibrated distribution and the calibrated mean.
 
     Columns ``P(H=v)`` for every scale point (posterior mean of ``calibrated_probability``, i.e.
@@ -130,6 +151,7 @@ def calibration_table(result: xr.DataTree, prob: float = 0.9) -> pd.DataFrame:
     (posterior mean of ``calibrated_mean``) and its equal-tailed ``lower`` / ``upper`` interval
     at ``prob``.
     """
+    check_prob(prob)
     post = result["posterior"]
     p = post["calibrated_probability"].mean(("chain", "draw"))
     m = post["calibrated_mean"]

@@ -1,6 +1,8 @@
-r"""Closed-form asymptotic variances of the judge-mean estimators (Chen et al., seed 001).
+r"""Closed-form asymptotic variances of the judge-mean estimators (Chen et al. 2026).
 
-Setting (seed 001 §2.1, SPEC §2.1): human label :math:`Y \sim \mathrm{Bern}(\theta)`, judge label
+The paper: Chen, Lu, Li, Guo and Li (2026), arXiv:2601.05420.
+
+Setting (the paper's §2.1): human label :math:`Y \sim \mathrm{Bern}(\theta)`, judge label
 :math:`\hat Y \in \{0, 1\}` with specificity :math:`q_0 = P(\hat Y = 0 \mid Y = 0)` and sensitivity
 :math:`q_1 = P(\hat Y = 1 \mid Y = 1)`; :math:`p = P(\hat Y = 1) = (1-\theta)(1-q_0) + \theta q_1`,
 :math:`\kappa = q_0 + q_1 - 1`. A test set of n items (judge label only) and a calibration set of
@@ -10,7 +12,7 @@ Every variance here is on the :math:`\sqrt N` scale, :math:`N = n + m`:
 :math:`\sqrt N(\hat\theta - \theta) \to \mathcal N(0, V)`, so a finite-sample standard error is
 about :math:`\sqrt{V/N}`. All functions broadcast over numpy arrays.
 
-Identities (seed 001 Props. 5–7, App. B.7–B.8; checked in ``tests/test_judge_mean.py``):
+Identities (the paper's Props. 5–7, App. B.7–B.8; checked in the test suite):
 :math:`V_{EIF} = V_{MLE} = V_{PPI++}(\lambda^*) \le V_{PPI} \le V_{RG}`.
 
 Nothing here imports PyMC.
@@ -55,13 +57,13 @@ def gamma1_from_fraction(fraction: ArrayLike) -> Array:
 
 
 def judge_positive_rate(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r""":math:`p = P(\hat Y = 1) = (1-\theta)(1-q_0) + \theta q_1` (seed 001 eq. 4)."""
+    r""":math:`p = P(\hat Y = 1) = (1-\theta)(1-q_0) + \theta q_1` (eq. 4)."""
     t, a, b = _f(theta, q0, q1)
     return (1 - t) * (1 - a) + t * b
 
 
 def naive_bias(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r"""Bias of the naive judge mean (seed 001 §5.3).
+    r"""Bias of the naive judge mean (§5.3).
 
     :math:`p - \theta = (1-q_0) + \theta(q_0+q_1-2)`.
     """
@@ -79,7 +81,7 @@ def _v123(theta: Array, q0: Array, q1: Array) -> tuple[Array, Array, Array, Arra
 
 
 def v_rogan_gladen(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
-    r"""Rogan–Gladen (seed 001 Prop. 1, eq. 6).
+    r"""Rogan–Gladen (Prop. 1, eq. 6).
 
     :math:`V_{RG} = \frac{1+\gamma_1}{\gamma_1}\kappa^{-2}\{p(1-p) + \gamma_1[(1-\theta) q_0(1-q_0)
     + \theta q_1(1-q_1)]\}`.
@@ -91,12 +93,12 @@ def v_rogan_gladen(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: Array
 
 
 def v_ppi(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
-    r"""PPI (seed 001 Prop. 2, eq. 8).
+    r"""PPI (Prop. 2, eq. 8).
 
     :math:`V_{PPI} = \frac{1+\gamma_1}{\gamma_1}(V_1 + \gamma_1 V_2)` with
     :math:`V_1 = p(1-p)`, :math:`V_2 = \mathrm{Var}(Y - \hat Y) = (1-\theta)(1-q_0) + \theta(1-q_1)
-    - (\theta - p)^2`. (The seed's App. B.8 display drops the common factor
-    :math:`(1+\gamma_1)/\gamma_1` from both V_PPI and V_RG; SPEC §2.2.)
+    - (\theta - p)^2`. (The paper's App. B.8 display drops the common factor
+    :math:`(1+\gamma_1)/\gamma_1` from both V_PPI and V_RG.)
     """
     t, a, b, g = _f(theta, q0, q1, gamma1)
     _, v1, v2, _ = _v123(t, a, b)
@@ -106,7 +108,7 @@ def v_ppi(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> 
 def v_ppi_plus_plus(
     theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike, lam: ArrayLike
 ) -> Array:
-    r"""PPI++ at a fixed weight λ (seed 001 Prop. 3, eq. 10).
+    r"""PPI++ at a fixed weight λ (Prop. 3, eq. 10).
 
     :math:`V(\lambda) = (1+\gamma_1)\mathrm{Var}(Y - \lambda\hat Y)
     + \lambda^2 \frac{1+\gamma_1}{\gamma_1}\mathrm{Var}(\hat Y)`, with
@@ -123,7 +125,7 @@ def v_ppi_plus_plus(
 
 
 def lambda_star(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
-    r"""Variance-minimising PPI++ weight (seed 001 Prop. 3 (4), eq. 16).
+    r"""Variance-minimising PPI++ weight (Prop. 3 (4), eq. 16).
 
     :math:`\lambda^* = \frac{\gamma_1 \mathrm{Cov}(Y,\hat Y)}{(1+\gamma_1)\mathrm{Var}(\hat Y)}
     = \frac{\gamma_1\theta(1-\theta)\kappa}{(1+\gamma_1)p(1-p)}` (negative for an
@@ -141,14 +143,14 @@ def v_eif(
     gamma1: ArrayLike,
     p_hat: Literal["all", "test"] = "all",
 ) -> Array:
-    r"""Cell-mean EIF estimator (seed 001 Prop. 6, eq. 17).
+    r"""Cell-mean EIF estimator (Prop. 6, eq. 17).
 
     ``p_hat="all"`` (the paper's eq. 19, μ̂(Ŷ) averaged over all N items) attains the
     efficiency bound :math:`V_{EIF} = \mathrm{Var}(\mu(\hat Y))
     + \pi^{-1} E[\mathrm{Var}(Y\mid\hat Y)] = \frac{\theta(1-\theta)}{p(1-p)}
     [\theta(1-\theta)\kappa^2 + (1+\gamma_1)(q_0(1-q_0)(1-\theta) + q_1(1-q_1)\theta)]`.
 
-    ``p_hat="test"`` is the convention of the seed's R package (μ̂(Ŷ) averaged over the test set
+    ``p_hat="test"`` is the convention of the authors' R package (μ̂(Ŷ) averaged over the test set
     only). It discards the calibration items' judge labels when estimating p, which adds
     :math:`p(1-p)(\mu_1-\mu_0)^2/\gamma_1` with
     :math:`\mu_1 - \mu_0 = \theta(1-\theta)\kappa/(p(1-p))`
@@ -168,7 +170,7 @@ def v_eif(
 
 
 def v_mle(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike) -> Array:
-    r"""Misclassification MLE, closed form (seed 001 App. B.7).
+    r"""Misclassification MLE, closed form (App. B.7).
 
     :math:`V_{MLE} = (1+\gamma_1)\theta(1-\theta)
     \frac{p(1-p) + \gamma_1 B}{p(1-p) + \gamma_1(C+B)}`,
@@ -189,7 +191,7 @@ def information_cal(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
 
     Shape (..., 3, 3): :math:`I_{cal} = \mathrm{diag}(1/(\theta(1-\theta)),
     (1-\theta)/(q_0(1-q_0)), \theta/(q_1(1-q_1)))`
-    (seed 001 App. B.4, Step 1).
+    (App. B.4, Step 1).
     """
     t, a, b = np.broadcast_arrays(*_f(theta, q0, q1))
     out = np.zeros((*t.shape, 3, 3))
@@ -204,7 +206,8 @@ def information_test(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
 
     A test item is Bernoulli(p(η)), so :math:`I_{test} = \nabla p \nabla p^\top / (p(1-p))` with
     :math:`\nabla p = (\kappa, -(1-\theta), \theta)` — equivalently :math:`E[s s^\top]` with the
-    scores :math:`s_1 = \nabla p / p`, :math:`s_0 = -\nabla p/(1-p)` (SPEC §2.2).
+    scores :math:`s_1 = \nabla p / p`, :math:`s_0 = -\nabla p/(1-p)`, the gradient taken in
+    (θ, q0, q1).
     """
     t, a, b = np.broadcast_arrays(*_f(theta, q0, q1))
     p = judge_positive_rate(t, a, b)
@@ -215,7 +218,7 @@ def information_test(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
 def v_mle_information(
     theta: ArrayLike, q0: ArrayLike, q1: ArrayLike, gamma1: ArrayLike
 ) -> Array:
-    r"""Misclassification MLE as :math:`V_{MLE} = [I_{\gamma_1}^{-1}]_{11}` (seed 001 App. B.4).
+    r"""Misclassification MLE as :math:`V_{MLE} = [I_{\gamma_1}^{-1}]_{11}` (App. B.4).
 
     :math:`I_{\gamma_1} = \frac{\gamma_1}{1+\gamma_1} I_{test} + \frac{1}{1+\gamma_1} I_{cal}`,
     the per-item information averaged over the N items (shape (..., 3, 3), inverted per point).
