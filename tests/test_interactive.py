@@ -140,7 +140,7 @@ def test_map_of_a_second_model_of_the_same_structure_uses_its_own_data(judge_dat
     from bayescal.frequentist import judge_discrimination_btl as twin
     from bayescal.models import judge_discrimination_btl as jd
 
-    first, second = (jd.build(d, jd.Priors.flat()) for d in judge_datasets)
+    first, second = (jd.build(d, priors=jd.Priors.flat()) for d in judge_datasets)
     map_first = bc.fit(first, "map")
     hits, misses = fitting._MAP_CACHE.hits, fitting._MAP_CACHE.misses
     map_second = bc.fit(second, "map")
@@ -163,11 +163,11 @@ def test_map_structures_that_differ_do_not_share(judge_datasets):
     from bayescal.models import judge_discrimination_btl as jd
 
     data = judge_datasets[0]
-    bc.fit(jd.build(data, jd.Priors.flat()), "map")
+    bc.fit(jd.build(data, priors=jd.Priors.flat()), "map")
     for new_data, priors in ((data, jd.Priors(ability_sd=0.5, discrimination_sd=0.3)),
                              (_judge_data(1, n_items=7), jd.Priors.flat())):
         misses = fitting._MAP_CACHE.misses
-        mode = bc.fit(jd.build(new_data, priors), "map")
+        mode = bc.fit(jd.build(new_data, priors=priors), "map")
         assert fitting._MAP_CACHE.misses == misses + 1
         penalty = None if priors == jd.Priors.flat() else priors
         reference = twin.fit(new_data, penalty=penalty)
@@ -184,7 +184,7 @@ def test_map_reads_the_models_current_data_and_graph(judge_datasets):
     import bayescal as bc
     from bayescal.models import judge_discrimination_btl as jd
 
-    model = jd.build(judge_datasets[0], jd.Priors.flat())
+    model = jd.build(judge_datasets[0], priors=jd.Priors.flat())
     before = _ability(bc.fit(model, "map"))
     i, j = model["item_i"].get_value(), model["item_j"].get_value()
     pm.set_data({"item_i": j, "item_j": i}, model=model)
@@ -222,7 +222,7 @@ def test_nutpie_structure_is_data_free_but_keeps_priors(judge_datasets):
     from bayescal.models import judge_discrimination_btl as jd
 
     def key(data, priors):
-        return fitting._nutpie_structure(fitting._shared_copy(jd.build(data, priors))).key
+        return fitting._nutpie_structure(fitting._shared_copy(jd.build(data, priors=priors))).key
 
     a, b = judge_datasets
     assert key(a, jd.Priors()) == key(b, jd.Priors())
