@@ -1,7 +1,9 @@
 """One fit verb for every PyMC model: ``fit(model, method="nuts" | "map") -> DataTree``.
 
 MAP results are stored like posteriors (1 chain x 1 draw), so :func:`bayescal.summarize` and
-:func:`bayescal.compare` treat both alike. NUTS runs are checked by
+:func:`bayescal.compare` treat both alike. The MAP's functions and nutpie's compiled model are
+compiled once per model structure and reused with each model's own data
+(:mod:`bayescal._structure`). NUTS runs are checked by
 :func:`bayescal.diagnose`, which warns when R-hat, ESS or divergences fail.
 
 Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
@@ -15,6 +17,7 @@ and the coordinates ``judge_label``, ``item_i_label``, ``item_j_label`` run alon
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 import warnings
@@ -90,9 +93,11 @@ def fit(
     nuts_sampler : {"nutpie", "pymc", "numpyro", "blackjax"}
         NUTS implementation. nutpie is the default because it was measured faster on the
         aggregated BTL models (``bench/judge_discrimination_btl.py``, 17,820 cells, 4 x 1000
-        draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine);
-        it compiles the model on every call (several seconds), so PyMC's own sampler suits many
-        small fits.
+        draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine).
+        Its compiled model is kept per model structure (the graph with its data as inputs,
+        :mod:`bayescal._structure`): the first fit of a structure compiles (several seconds),
+        a later fit of the same structure, on other data of the same shape, does not
+        (``bench/run.py`` prints both).
     target_accept : float
         NUTS target acceptance rate.
     progressbar : bool, optional
@@ -105,7 +110,7 @@ def fit(
         ``az.loo`` is leave-one-cell-out). Default: added when it takes at most 256 MB,
         otherwise skipped with a warning; True always adds it, False never.
     **sample_kwargs
-        Passed to :func:`pymc.sample`.
+        Passed to :func:`pymc.sample` (which then compiles nutpie's model afresh).
 
     Returns
     -------
@@ -168,8 +173,8 @@ def _map(model: pm.Model) -> xr.DataTree:
     the same model, or of a model built from other data of the same shape, only evaluates
     them. They are compiled in PyTensor's FAST_COMPILE mode: the full rewrite pipeline plus
     the numba build cost seconds, while the optimizer needs a few dozen evaluations of a
-    cell-level log density (``bench/interactive.py`` prints both). It builds the DataTree
-    directly, without the trace and ArviZ conversion machinery.
+    cell-level log density (``bench/run.py`` prints the first and the repeated call). It
+    builds the DataTree directly, without the trace and ArviZ conversion machinery.
     """
     free = model.continuous_value_vars
     if len(free) != len(model.value_vars):
@@ -216,15 +221,14 @@ def _one_blas_thread() -> Any:
     """BLAS limited to one thread. numpy and scipy each load an OpenBLAS whose idle threads
     spin; alternating tiny calls between the two (the log density, then L-BFGS-B's update)
     made one MAP iteration take milliseconds instead of microseconds on two cores."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController  # a PyMC dependency
-
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
-_BLAS: Any = None
+@functools.cache
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController  # a PyMC dependency
+
+    return ThreadpoolController()  # inspecting the loaded libraries takes milliseconds: once
 
 
 @dataclass(frozen=True)
