@@ -365,8 +365,11 @@ def _sample_nutpie(model: pm.Model, *, draws: int, tune: int, chains: int, cores
     prepare = getattr(nutpie.compile_pymc, "_prepare_dims_and_coords", None)
     if prepare is None or not hasattr(nutpie.compile_pymc.CompiledPyMCModel, "with_data"):
         return None  # a nutpie without the pieces used here: compile as pm.sample does
-    copy = _shared_copy(model)
-    found = None if copy is None else _nutpie_structure(copy)
+    try:
+        copy = _shared_copy(model)
+        found = None if copy is None else _nutpie_structure(copy)
+    except Exception:  # the cache is an economy: pm.sample then compiles as it always did
+        return None
     if found is None:
         return None
     try:
