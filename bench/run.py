@@ -213,17 +213,19 @@ def child_nuts(size: dict[str, Any]) -> dict[str, Any]:
 
 
 def _win_matrix(data) -> Any:
+    """comp_mat[i, j] = times i beat j, judges and orders pooled (ties half a win each way)."""
     import numpy as np
 
-    pooled = data.collapse(order=True, judges=True)
-    mat = np.zeros((data.n_items, data.n_items))
-    np.add.at(mat, (pooled.item_i, pooled.item_j), pooled.wins)
-    np.add.at(mat, (pooled.item_j, pooled.item_i), pooled.count - pooled.wins)
-    return mat
+    n = data.n_items
+    wins = np.bincount(data.item_i * n + data.item_j, weights=data.wins, minlength=n * n)
+    losses = np.bincount(data.item_j * n + data.item_i, weights=data.count - data.wins,
+                         minlength=n * n)
+    return (wins + losses).reshape(n, n)
 
 
 def _arena_bt(data) -> Any:
-    """Bradley–Terry as a binomial GLM on the pair table with a sandwich covariance (HC0)."""
+    """Bradley–Terry as a binomial GLM on the pair table with a sandwich covariance (HC0), as
+    Arena leaderboards compute it (statsmodels, dense design: slow beyond 100 models)."""
     import numpy as np
     import statsmodels.api as sm
 
@@ -247,13 +249,15 @@ def child_judge_mle(size: dict[str, Any]) -> dict[str, Any]:
         truth = simulate.judge_discrimination_truth(n_items, 18, random_seed=n_items)
         data = simulate.judge_discrimination_btl(truth, size["mle_verdicts"], random_seed=1)
         twin.fit(data, information="expected")  # first-call costs out of the comparison
+        matrix = _win_matrix(data)  # choix's input, built outside its clock
         figures = {}
-        for label, call in (
-                ("twin", lambda d=data: twin.fit(d, information="expected")),
-                ("plain", lambda d=data: twin.fit(d, discrimination=False,
-                                                  information="expected")),
-                ("choix_dense", lambda d=data: choix.ilsr_pairwise_dense(_win_matrix(d))),
-                ("arena_bt", lambda d=data: _arena_bt(d))):
+        calls = [("twin", lambda d=data: twin.fit(d, information="expected")),
+                 ("plain", lambda d=data: twin.fit(d, discrimination=False,
+                                                   information="expected")),
+                 ("choix_dense", lambda m=matrix: choix.ilsr_pairwise_dense(m))]
+        if n_items <= 100:
+            calls.append(("arena_bt", lambda d=data: _arena_bt(d)))
+        for label, call in calls:
             best = None
             for _ in range(3 if n_items <= 100 else 1):
                 start = _clock()
@@ -424,11 +428,12 @@ def report(results: dict[str, Any], table: Table) -> None:
                       _verdict(r[label][0] <= 25.0, "≤ 25 s"))
     if "judge_mle" in results:
         for n_items, r in results["judge_mle"].items():
-            dense, arena = r["choix_dense"][0], r["arena_bt"][0]
+            dense = r["choix_dense"][0]
+            arena = r["arena_bt"][0] if "arena_bt" in r else float("nan")
             ok = "" if n_items != "300" else _verdict(
                 r["twin"][0] <= 1.0 and r["twin"][0] <= 12 * dense, "≤ 1 s, ≤ 12x")
             table.add(f"judge-aware MLE + Wald, {n_items} models ({r['cells']:,} cells)",
-                      _t(r["twin"]), f"choix dense {dense:.3f} s; Arena BT {arena:.3f} s",
+                      _t(r["twin"]), f"choix dense {dense:.3f} s; GLM BT + HC0 {arena:.3f} s",
                       f"{r['twin'][0] / dense:.1f}x; {r['twin'][0] / arena:.2f}x", ok)
             table.add(f"  plain BT twin, {n_items} models", _t(r["plain"]), "",
                       f"{r['plain'][0] / dense:.1f}x; {r['plain'][0] / arena:.2f}x")
