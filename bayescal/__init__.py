@@ -9,6 +9,11 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from bayescal._lazy_dask import install as _install_lazy_dask
+
+# xarray would import dask (0.7 s) on the first array it wraps; see bayescal._lazy_dask
+_install_lazy_dask()
+
 # Every public name is loaded on first use: pandas/scipy take about a second to import and
 # PyMC/ArviZ several, and `bayescal --help` or a frequentist twin should not pay for them.
 # Name -> module that defines it.

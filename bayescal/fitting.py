@@ -1,7 +1,9 @@
 """One fit verb for every PyMC model: ``fit(model, method="nuts" | "map") -> DataTree``.
 
 MAP results are stored like posteriors (1 chain x 1 draw), so :func:`bayescal.summarize` and
-:func:`bayescal.compare` treat both alike. NUTS runs are checked by
+:func:`bayescal.compare` treat both alike. The MAP's functions and nutpie's compiled model are
+compiled once per model structure and reused with each model's own data
+(:mod:`bayescal._structure`). NUTS runs are checked by
 :func:`bayescal.diagnose`, which warns when R-hat, ESS or divergences fail.
 
 Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
@@ -17,7 +19,14 @@ log-likelihood are one ``groupby`` away.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
+import time
 import warnings
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, Literal
 
@@ -26,8 +35,13 @@ import pymc as pm
 import pytensor
 import xarray as xr
 from pymc.initial_point import make_initial_point_fn
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import ancestors
+from pytensor.tensor.type import TensorType
 from scipy.optimize import minimize
 
+from bayescal._structure import Entry, Structure, StructureCache, Uncacheable, is_data, structure
 from bayescal.diagnostics import diagnose
 from bayescal.progress import interactive
 
@@ -82,9 +96,11 @@ def fit(
     nuts_sampler : {"nutpie", "pymc", "numpyro", "blackjax"}
         NUTS implementation. nutpie is the default because it was measured faster on the
         aggregated BTL models (``bench/judge_discrimination_btl.py``, 17,820 cells, 4 x 1000
-        draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine);
-        it compiles the model on every call (several seconds), so PyMC's own sampler suits many
-        small fits.
+        draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine).
+        Its compiled model is kept per model structure (the graph with its data as inputs,
+        :mod:`bayescal._structure`): the first fit of a structure compiles (several seconds),
+        a later fit of the same structure, on other data of the same shape, does not
+        (``bench/run.py`` prints both).
     target_accept : float
         NUTS target acceptance rate.
     progressbar : bool, optional
@@ -97,7 +113,7 @@ def fit(
         ``az.loo`` is leave-one-cell-out). Default: added when it takes at most 256 MB,
         otherwise skipped with a warning; True always adds it, False never.
     **sample_kwargs
-        Passed to :func:`pymc.sample`.
+        Passed to :func:`pymc.sample` (which then compiles nutpie's model afresh).
 
     Returns
     -------
@@ -118,20 +134,26 @@ def fit(
         raise ValueError(f"method must be 'nuts' or 'map', got {method!r}")
     if progressbar is None:
         progressbar = interactive()
-    result = pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        random_seed=random_seed,
-        nuts_sampler=nuts_sampler,
-        target_accept=target_accept,
-        progressbar=progressbar,
-        quiet=not progressbar,
-        compute_convergence_checks=False,
-        model=model,
-        **sample_kwargs,
-    )
+    result = None
+    if nuts_sampler == "nutpie" and not sample_kwargs:
+        result = _sample_nutpie(model, draws=draws, tune=tune, chains=chains, cores=cores,
+                                random_seed=random_seed, target_accept=target_accept,
+                                progressbar=progressbar)
+    if result is None:
+        result = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=random_seed,
+            nuts_sampler=nuts_sampler,
+            target_accept=target_accept,
+            progressbar=progressbar,
+            quiet=not progressbar,
+            compute_convergence_checks=False,
+            model=model,
+            **sample_kwargs,
+        )
     result.attrs.update(_attrs("nuts", random_seed, nuts_sampler))
     _add_log_likelihood(result, model, log_likelihood)
     result = _labelled(result, model)
@@ -152,43 +174,42 @@ def _attrs(method: str, random_seed: int | None, sampler: str | None) -> dict[st
 def _map(model: pm.Model, initvals: dict[str, Any] | None = None) -> xr.DataTree:
     """Posterior mode without the Jacobian, by L-BFGS-B on the model's unconstrained values.
 
-    The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. It compiles with
-    PyTensor's FAST_COMPILE mode: on the models here the full rewrite pipeline plus the numba
-    build cost several seconds on every call, even with a warm cache, while the optimizer needs
-    a few hundred evaluations of a cell-level log density (``bench/interactive.py`` prints both).
-    It builds the DataTree directly, without the trace and ArviZ conversion machinery.
+    The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. Its three
+    functions (the loss and gradient, the initial point, the reported values) are compiled
+    once per model structure with the data as inputs (:func:`_map_functions`), so a refit of
+    the same model, or of a model built from other data of the same shape, only evaluates
+    them. They are compiled in PyTensor's FAST_COMPILE mode: the full rewrite pipeline plus
+    the numba build cost seconds, while the optimizer needs a few dozen evaluations of a
+    cell-level log density (``bench/run.py`` prints the first and the repeated call). It
+    builds the DataTree directly, without the trace and ArviZ conversion machinery.
     """
     free = model.continuous_value_vars
     if len(free) != len(model.value_vars):
         raise ValueError("MAP needs a model whose free variables are all continuous")
-    start = (model.initial_point() if not initvals else make_initial_point_fn(
-        model=model, overrides=initvals, jitter_rvs=set(), return_transformed=True)(None))
-    shapes = [np.shape(start[v.name]) for v in free]
-    sizes = [int(np.prod(shape)) for shape in shapes]
-    loss = -model.logp(jacobian=False)
-    fn = model.compile_fn([loss, *pytensor.grad(loss, free)], inputs=free, mode="FAST_COMPILE",
-                          point_fn=False)
+    functions, names, data = _map_functions(model)
+    with functions.lock, _one_blas_thread():
+        start = functions.value.initial(*data)
+        if initvals:  # a start the model's own initial point cannot give (not cached)
+            point = make_initial_point_fn(model=model, overrides=initvals, jitter_rvs=set(),
+                                          return_transformed=True)(None)
+            start = [point[v.name] for v in free]
+        shapes = [np.shape(v) for v in start]
+        sizes = [int(np.prod(shape)) for shape in shapes]
 
-    def unravel(x: np.ndarray) -> list[np.ndarray]:
-        parts = np.split(x, np.cumsum(sizes)[:-1])
-        return [p.reshape(shape) for p, shape in zip(parts, shapes, strict=True)]
+        def unravel(x: np.ndarray) -> list[np.ndarray]:
+            parts = np.split(x, np.cumsum(sizes)[:-1])
+            return [p.reshape(shape) for p, shape in zip(parts, shapes, strict=True)]
 
-    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
-        value, *grads = fn(*unravel(x))
-        return float(value), np.concatenate([np.ravel(g) for g in grads])
+        def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+            value, *grads = functions.value.objective(*unravel(x), *data)
+            return float(value), np.concatenate([np.ravel(g) for g in grads])
 
-    x0 = np.concatenate([np.ravel(start[v.name]) for v in free]).astype(np.float64)
-    res = minimize(objective, x0, jac=True, method="L-BFGS-B", options=dict(_MAP_OPTIONS))
+        x0 = np.concatenate([np.ravel(v) for v in start]).astype(np.float64)
+        res = minimize(objective, x0, jac=True, method="L-BFGS-B", options=dict(_MAP_OPTIONS))
+        values = functions.value.values(*unravel(np.asarray(res.x)), *data)
     if not res.success:
         warnings.warn(f"the MAP optimizer did not converge: {res.message}", UserWarning,
                       stacklevel=3)
-    # free variables on their own scale and every deterministic, as find_MAP reports them
-    wanted = {rv.name for rv in model.free_RVs} | {d.name for d in model.deterministics}
-    outs = [v for v in model.unobserved_value_vars if v.name in wanted]
-    names = [v.name for v in outs]
-    values_fn = model.compile_fn(outs, inputs=free, mode="FAST_COMPILE", point_fn=False,
-                                 on_unused_input="ignore")
-    values = values_fn(*unravel(np.asarray(res.x)))
     posterior = xr.Dataset({
         name: _labelled_array(model, name, np.asarray(value)[None, None], ("chain", "draw"))
         for name, value in zip(names, values, strict=True)
@@ -205,6 +226,273 @@ def _map(model: pm.Model, initvals: dict[str, Any] | None = None) -> xr.DataTree
     result.attrs.update({"map_converged": int(bool(res.success)), "map_iterations": int(res.nit),
                          "map_logp": float(-res.fun)})
     return result
+
+
+def _one_blas_thread() -> Any:
+    """BLAS limited to one thread. numpy and scipy each load an OpenBLAS whose idle threads
+    spin; alternating tiny calls between the two (the log density, then L-BFGS-B's update)
+    made one MAP iteration take milliseconds instead of microseconds on two cores."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController  # a PyMC dependency
+
+    return ThreadpoolController()  # inspecting the loaded libraries takes milliseconds: once
+
+
+@dataclass(frozen=True)
+class _MapFunctions:
+    objective: Callable[..., list[np.ndarray]]  # (free values, data) -> loss, its gradients
+    values: Callable[..., list[np.ndarray]]  # (free values, data) -> the reported variables
+    initial: Callable[..., list[np.ndarray]]  # (data) -> the initial free values
+
+
+# compiled MAP functions per model structure (bayescal._structure); a few dozen structures
+# at most in a session, each a few hundred kB
+_MAP_CACHE = StructureCache(size=32)
+
+
+def _map_functions(model: pm.Model) -> tuple[Entry, list[str], list[Any]]:
+    """The MAP's compiled functions for ``model``, the names of the reported variables and
+    the model's data in the functions' input order.
+
+    The graphs are keyed by their structure with the data abstracted; a hit reuses functions
+    compiled for an earlier model and passes this model's numbers. Graphs that cannot be
+    keyed are compiled for this call only.
+    """
+    from pymc.pytensorf import compile as compile_pymc
+
+    graphs = _map_graphs(model)
+    free = model.continuous_value_vars
+
+    def build() -> _MapFunctions:
+        if graphs.structure is None:
+            new, inputs = list(graphs.outputs), []
+        else:
+            new, inputs = graphs.structure.abstracted(graphs.outputs)
+        n = len(graphs.names)
+        loss, outs, initial = new[0], new[1:1 + n], new[1 + n:]
+        options = {"mode": "FAST_COMPILE", "on_unused_input": "ignore",
+                   "allow_input_downcast": True, "accept_inplace": True}
+        with model:
+            return _MapFunctions(
+                objective=compile_pymc([*free, *inputs], [loss, *pytensor.grad(loss, free)],
+                                       **options),
+                values=compile_pymc([*free, *inputs], outs, **options),
+                initial=compile_pymc(inputs, initial, **options))
+
+    if graphs.structure is None:
+        return Entry(build()), graphs.names, []
+    return _MAP_CACHE.get(graphs.structure.key, build), graphs.names, graphs.structure.values()
+
+
+@dataclass(frozen=True)
+class _MapGraphs:
+    fingerprint: tuple[Any, ...]
+    outputs: tuple[Any, ...]  # the loss, the reported variables, the initial free values
+    names: list[str]  # of the reported variables
+    structure: Structure | None  # None: not cacheable
+
+
+# Building the graphs (PyMC's logp rewrites) is most of a repeat MAP call's time, so they are
+# kept while their model lives and is unchanged (see _model_fingerprint).
+_MAP_GRAPHS: weakref.WeakKeyDictionary[pm.Model, _MapGraphs] = weakref.WeakKeyDictionary()
+
+
+def _map_graphs(model: pm.Model) -> _MapGraphs:
+    from pymc.initial_point import make_initial_point_expression
+
+    fingerprint = _model_fingerprint(model)
+    known = _MAP_GRAPHS.get(model)
+    if known is not None and known.fingerprint == fingerprint:
+        return known
+    free = model.continuous_value_vars
+    loss = -model.logp(jacobian=False)
+    # free variables on their own scale and every deterministic, as find_MAP reports them
+    wanted = {rv.name for rv in model.free_RVs} | {d.name for d in model.deterministics}
+    outs = [v for v in model.unobserved_value_vars if v.name in wanted]
+    start = make_initial_point_expression(
+        free_rvs=model.free_RVs, rvs_to_transforms=model.rvs_to_transforms,
+        initval_strategies=model.rvs_to_initial_values, return_transformed=True)
+    start_of = {model.rvs_to_values[rv].name: x
+                for rv, x in zip(model.free_RVs, start, strict=True)}
+    outputs = (loss, *outs, *(start_of[v.name] for v in free))
+    try:
+        found = structure(outputs, free, extra=("map", bool(model.check_bounds)))
+    except Uncacheable:
+        found = None
+    graphs = _MapGraphs(fingerprint, outputs, [v.name for v in outs], found)
+    _MAP_GRAPHS[model] = graphs
+    return graphs
+
+
+def _model_fingerprint(model: pm.Model) -> tuple[Any, ...]:
+    """What a change to a model's graph changes: its variables (PyMC adds, never replaces or
+    removes them), their transforms and initial values, and the bounds check. Data values and
+    coordinate lengths are not in it: the compiled functions read them on every call."""
+    def initval(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return (id(value), value.tobytes())
+        return value if isinstance(value, str | int | float | None) else id(value)
+
+    return (bool(model.check_bounds), tuple(map(id, model.named_vars.values())),
+            tuple((id(rv), id(t)) for rv, t in model.rvs_to_transforms.items()),
+            tuple((id(rv), initval(v)) for rv, v in model.rvs_to_initial_values.items()))
+
+
+# --------------------------------------------------------------------------- NUTS with nutpie
+@dataclass(frozen=True)
+class _Nutpie:
+    compiled: Any  # nutpie's CompiledPyMCModel of ``clone``
+    copy: pm.Model  # the model with every datum a shared variable of its own (private)
+    data: tuple[Any, ...]  # the copy's data variables, in the structure's order
+
+
+# A compiled nutpie model holds native code (a few MB) and costs seconds to build: a handful
+# of structures are kept.
+_NUTPIE_CACHE = StructureCache(size=8)
+
+
+def _sample_nutpie(model: pm.Model, *, draws: int, tune: int, chains: int, cores: int | None,
+                   random_seed: int | None, target_accept: float,
+                   progressbar: bool) -> xr.DataTree | None:
+    """``pm.sample(nuts_sampler="nutpie")`` without recompiling a structure already seen.
+
+    nutpie compiles the model's log density and gradient to native code on every
+    ``pm.sample`` call (several seconds even with a warm cache). Here it compiles a copy of
+    the model whose data are all shared variables (:func:`_shared_copy`), once per structure
+    of that copy (:mod:`bayescal._structure`); a later model of the same structure passes its
+    numbers through nutpie's ``with_data`` and its own coordinates, then samples exactly as
+    ``pm.sample`` would: the same per-chain seeds, settings and result groups. Returns None
+    (the caller then uses ``pm.sample``) for a model that cannot be keyed.
+    """
+    import nutpie
+    from pymc.backends.arviz import patch_nutpie_idata
+    from pymc.progress_bar import NutpieProgressBarManager
+    from pymc.util import get_random_generator
+
+    prepare = getattr(nutpie.compile_pymc, "_prepare_dims_and_coords", None)
+    if prepare is None or not hasattr(nutpie.compile_pymc.CompiledPyMCModel, "with_data"):
+        return None  # a nutpie without the pieces used here: compile as pm.sample does
+    try:
+        copy = _shared_copy(model)
+        found = None if copy is None else _nutpie_structure(copy)
+    except Exception:  # the cache is an economy: pm.sample then compiles as it always did
+        return None
+    if found is None:
+        return None
+    try:
+        entry = _NUTPIE_CACHE.get(found.key, lambda: _compile_nutpie(copy, found))
+    except Uncacheable:
+        return None
+    values = found.values()
+    with entry.lock:
+        cached: _Nutpie = entry.value
+        updates = {}
+        for var, value in zip(cached.data, values, strict=True):
+            if isinstance(var.type, TensorType):
+                # the compiled copy's own variables (its initial point reads them) and
+                # nutpie's copy of their values
+                var.set_value(value)
+                if var in cached.compiled.shared_var_keys:
+                    updates[var.name] = value
+        compiled = cached.compiled.with_data(**updates)
+        dims, coords = prepare(model, compiled.shape_info, compiled.reparameterized_names)
+        compiled = dataclasses.replace(compiled, dims=dims, _coords=coords)
+        # the seeds pm.sample derives from random_seed, so both paths give the same draws
+        seeds = [rng.integers(2**30) for rng in get_random_generator(random_seed).spawn(chains)]
+        cores = min(min(4, os.cpu_count() or 1) if cores is None else cores, chains)
+        manager = NutpieProgressBarManager(chains=chains, draws=draws, progressbar=progressbar)
+        start = time.time()
+        with manager:
+            result = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains,
+                                   cores=cores, seed=int(seeds[0]), save_warmup=False,
+                                   store_unconstrained=False, progress_bar=False,
+                                   progress_callback=manager.update,
+                                   target_accept=target_accept)
+        patch_nutpie_idata(result, model, sampling_time=time.time() - start)
+    # the copy may list its variables in another order; show them in the model's, as
+    # pm.sample does
+    post = result["posterior"].to_dataset()
+    order = [v.name for v in model.unobserved_value_vars if v.name in post.data_vars]
+    result["posterior"] = xr.DataTree(post[order + [n for n in post.data_vars if n not in order]])
+    return result
+
+
+def _shared_copy(model: pm.Model) -> pm.Model | None:
+    """A copy of ``model`` in which every datum is a shared variable of its own.
+
+    The copy's data (``pm.Data``, coordinate lengths, and the array constants of the model's
+    graph such as observed counts, which become shared here) never alias the caller's, so
+    they can be overwritten. None when PyMC cannot copy the model (initial values set).
+    """
+    from pymc.model.fgraph import fgraph_from_model, model_from_fgraph
+
+    if any(v is not None for v in model.rvs_to_initial_values.values()):
+        return None
+    fgraph, memo = fgraph_from_model(model)  # copies the shared variables
+    constants = [v for v in ancestors(_model_variables(model))
+                 if isinstance(v, Constant) and is_data(v)]
+    shared = {memo.get(v, v): pytensor.shared(np.array(v.data), name=f"bayescal_data_{i}",
+                                              shape=v.type.shape)
+              for i, v in enumerate(constants)}
+    fgraph.replace_all(list(shared.items()), import_missing=True)
+    return model_from_fgraph(fgraph, mutate_fgraph=True)
+
+
+def _model_variables(model: pm.Model) -> list[Any]:
+    return [*model.basic_RVs, *model.deterministics, *model.potentials,
+            *(model.rvs_to_values[rv] for rv in model.observed_RVs)]
+
+
+def _nutpie_structure(model: pm.Model) -> Structure | None:
+    """The structure nutpie's compiled model of ``model`` depends on: the log density with
+    the Jacobian, every unobserved variable and the initial point's expressions, the names
+    of the variables and their shapes (nutpie fixes them when it compiles). None unless every
+    datum is a shared variable (only those can be swapped into a compiled nutpie model)."""
+    from pymc.initial_point import make_initial_point_expression
+
+    if len(model.value_vars) != len(model.continuous_value_vars):
+        return None
+    free = model.value_vars
+    start = make_initial_point_expression(
+        free_rvs=model.free_RVs, rvs_to_transforms=model.rvs_to_transforms,
+        initval_strategies=model.rvs_to_initial_values, return_transformed=True)
+    unobserved = model.unobserved_value_vars
+    graphs = [model.logp(), *unobserved, *start]
+    # the shapes, from the MAP's functions (compiled once per structure too)
+    functions, names, data = _map_functions(model)
+    with functions.lock:
+        x0 = functions.value.initial(*data)
+        reported = functions.value.values(*x0, *data)
+    shapes = tuple((v.name, np.shape(x)) for v, x in zip(free, x0, strict=True)) + tuple(
+        (name, np.shape(x)) for name, x in zip(names, reported, strict=True))
+    extra = ("nutpie", bool(model.check_bounds), tuple(v.name for v in unobserved), shapes)
+    # the constants PyMC makes while deriving the log density are keyed by value
+    own = {v for v in ancestors(_model_variables(model)) if isinstance(v, Constant)}
+    try:
+        found = structure(graphs, free, extra=extra, constants=own.__contains__)
+    except Uncacheable:
+        return None
+    if not all(isinstance(v, SharedVariable) for v in found.data):
+        return None
+    return found
+
+
+def _compile_nutpie(copy: pm.Model, found: Structure) -> _Nutpie:
+    """nutpie's compiled model of ``copy`` (from :func:`_shared_copy`)."""
+    import nutpie
+
+    for i, var in enumerate(found.data):
+        # nutpie's with_data finds data by name; the copy's names need not be unique (a
+        # coordinate length and a pm.Data can share one), and the copy is private
+        var.name = f"bayescal_data_{i}"
+    compiled = nutpie.compile_pymc_model(copy, backend="numba")
+    if not set(compiled.shared_var_keys) <= set(found.data):
+        raise Uncacheable("nutpie reads shared variables that are not the copy's data")
+    return _Nutpie(compiled, copy, found.data)
 
 
 def _value(var: Any) -> np.ndarray:

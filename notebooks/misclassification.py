@@ -49,8 +49,8 @@ import bayescal as bc
 from bayescal.diagnostics import DiagnosticWarning
 from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import judge_mean as jm
-from bayescal.frequentist.judge_mean import theory
 from bayescal.frequentist import misclassification as mf
+from bayescal.frequentist.judge_mean import theory
 from bayescal.identify import IdentificationError
 from bayescal.models import misclassification as mm
 
@@ -142,7 +142,8 @@ print(judge_quality(arena, "human", ARENA_JUDGES).round(3).to_string())
 # ### 1a. The vignette's split
 #
 # The R package's real-data vignette draws its 10% split with R's `set.seed(2026)`,
-# which numpy cannot replay. Every estimator of the paper depends on the split only through six counts
+# which numpy cannot replay. Every estimator of the paper depends on the split only through six
+# counts
 # (calibration $N_{ab} = \#\{Y=a, \hat Y=b\}$, test $T_b$), so any split with the published counts
 # gives the published numbers. Those counts identify the judge file: they need 44 judge picks of
 # Claude in total, which only the GPT-4o-mini file has (the data folder's PROVENANCE.md names the

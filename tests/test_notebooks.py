@@ -2,6 +2,11 @@
 
 Notebooks only call the library, so running them checks that the documented workflow works.
 Sampling sizes are kept small through environment variables the notebooks read.
+
+Running all six takes minutes (12-42 s each), so the executions are slow tests
+(``pytest -m slow``, and ``tools/sync_notebooks.py --execute`` when a notebook changes). The fast
+suite checks that each rendered ``.ipynb`` holds its script's cells, executed, with outputs and
+without an error: a notebook whose pinned facts failed at its last execution cannot be shipped.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from tests.conftest import shared_data_dir
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path, monkeypatch):
     jupytext = pytest.importorskip("jupytext")

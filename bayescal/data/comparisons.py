@@ -19,7 +19,6 @@ from bayescal.data.normalize import (
     _column_problems,
     _DefaultColumn,
     _missing_columns_error,
-    _recode,
     _rows,
 )
 
@@ -288,8 +287,9 @@ class Comparisons:
         if len(items) < 2:
             raise DataError(f"only one item ({items[0]!r}) appears; a ranking needs at least two")
         item_index = pd.Index(items)
-        ia = _recode(codes_a, labels_a, item_index)
-        ib = _recode(codes_b, labels_b, item_index)
+        ia = _compact_recode(codes_a, labels_a, item_index)
+        ib = _compact_recode(codes_b, labels_b, item_index)
+        del codes_a, codes_b  # a million rows are 8 MB per int64 column
         same = ia == ib
         if same.any():
             raise DataError(
@@ -301,9 +301,10 @@ class Comparisons:
             codes_k, labels_k, note_k = _coded_labels(df[present["judge"]], present["judge"],
                                                       "judge")
             judges = tuple(sorted(set(labels_k)))
-            kk = _recode(codes_k, labels_k, pd.Index(judges))
+            kk = _compact_recode(codes_k, labels_k, pd.Index(judges))
+            del codes_k
         else:
-            note_k, judges, kk = None, ("judge",), np.zeros(len(df), np.int64)
+            note_k, judges, kk = None, ("judge",), np.zeros(len(df), np.int8)
         if "cluster" in present:
             codes_c, labels_c, note_c = _coded_labels(df[cluster], cluster, "cluster")
         else:
@@ -354,9 +355,10 @@ class Comparisons:
                     f"{list(df[present['order']][bad][:_MAX_LISTED])}",
                     argument="order",
                 )
-            o = o_raw.astype(np.int64)
+            o = o_raw.astype(np.int8)
+            del o_raw
         else:
-            o = np.zeros(len(df), dtype=np.int64)
+            o = None  # not recorded: no column of zeros
         if "count" in present:
             n = pd.to_numeric(df[present["count"]], errors="coerce").to_numpy(np.float64)
             bad = ~np.isfinite(n) | (n <= 0)
@@ -372,12 +374,14 @@ class Comparisons:
                     argument="count",
                 )
         else:
-            n = np.ones(len(df))
+            n = None  # one verdict per row: no column of ones
         cells = cls._aggregate(items, judges, kk, ia, ib, o, n, y, human_labels)
         if cluster is None:
             return cells
         keys = np.asarray(labels_c, dtype=object)[codes_c].astype(str)
-        return _with_clusters(cells, str(cluster), keys, kk, ia, ib, o, n, y)
+        return _with_clusters(cells, str(cluster), keys, kk, ia, ib,
+                              np.zeros(len(df), np.int64) if o is None else o,
+                              np.ones(len(df)) if n is None else n, y)
 
     @classmethod
     def from_codes(
@@ -411,13 +415,14 @@ class Comparisons:
         ib = np.asarray(item_b, dtype=np.int64)
         k = np.asarray(judge, dtype=np.int64)
         y = np.asarray(outcome, dtype=np.float64)
-        n = np.ones(len(ia)) if count is None else np.asarray(count, dtype=np.float64)
-        o = np.zeros(len(ia), np.int64) if order is None else np.asarray(order, dtype=np.int64)
+        n = None if count is None else np.asarray(count, dtype=np.float64)
+        o = None if order is None else np.asarray(order, dtype=np.int64)
         if len(ia) == 0:
             raise DataError("there are no comparisons")
         if len(items) < 2:
             raise DataError(f"only {len(items)} item(s) {list(items)}; a ranking needs two")
-        if not (len(ia) == len(ib) == len(k) == len(y) == len(n) == len(o)):
+        lengths = {len(v) for v in (ia, ib, k, y, n, o) if v is not None}
+        if len(lengths) > 1:
             raise DataError("judge, item_a, item_b, outcome, order and count differ in length")
         bad = (ia < 0) | (ia >= len(items)) | (ib < 0) | (ib >= len(items))
         bad |= (k < 0) | (k >= len(judges))
@@ -431,14 +436,17 @@ class Comparisons:
         if not fractional and soft.any():
             raise DataError(f"outcome must be 0, 1/2 or 1 (soft outcomes need fractional=True); "
                             f"positions {np.flatnonzero(soft)[:5].tolist()} are not")
-        bad = ~np.isfinite(n) | (n <= 0) | ((not fractional) & (n != np.floor(n)))
-        if bad.any():
-            raise DataError(f"count must be a positive {'number' if fractional else 'whole number'}"
-                            f"; positions {np.flatnonzero(bad)[:5].tolist()} are not")
-        bad = ~np.isin(o, (-1, 0, 1))
-        if bad.any():
-            raise DataError(f"order must be +1, -1 or 0 (not recorded); positions "
-                            f"{np.flatnonzero(bad)[:5].tolist()} are not")
+        if n is not None:
+            bad = ~np.isfinite(n) | (n <= 0) | ((not fractional) & (n != np.floor(n)))
+            if bad.any():
+                raise DataError(
+                    f"count must be a positive {'number' if fractional else 'whole number'}; "
+                    f"positions {np.flatnonzero(bad)[:5].tolist()} are not")
+        if o is not None:
+            bad = ~np.isin(o, (-1, 0, 1))
+            if bad.any():
+                raise DataError(f"order must be +1, -1 or 0 (not recorded); positions "
+                                f"{np.flatnonzero(bad)[:5].tolist()} are not")
         cells = cls._aggregate(
             tuple(items), tuple(judges), k, ia, ib, o, n, y, tuple(humans)
         )
@@ -455,36 +463,61 @@ class Comparisons:
             warnings.warn(f"cluster keys normalised: {note}", LabelNormalizationWarning,
                           stacklevel=2)
         keys = np.asarray(labels, dtype=object)[codes].astype(str)
-        return _with_clusters(cells, "cluster", keys, k, ia, ib, o, n, y)
+        return _with_clusters(cells, "cluster", keys, k, ia, ib,
+                              np.zeros(len(ia), np.int64) if o is None else o,
+                              np.ones(len(ia)) if n is None else n, y)
 
     @classmethod
     def _aggregate(
         cls,
         items: tuple[str, ...],
         judges: tuple[str, ...],
-        k: NDArray[np.int64],
-        ia: NDArray[np.int64],
-        ib: NDArray[np.int64],
-        o: NDArray[np.int64],
-        n: NDArray[np.float64],
+        k: NDArray[np.integer],
+        ia: NDArray[np.integer],
+        ib: NDArray[np.integer],
+        o: NDArray[np.integer] | None,
+        n: NDArray[np.float64] | None,
         y: NDArray[np.float64],
         humans: tuple[str, ...],
     ) -> Comparisons:
-        """Sum rows into canonical cells; flipping a row flips its outcome and its order."""
+        """Sum rows into canonical cells (i < j); flipping a row flips its outcome and order.
+
+        ``o`` None means no order recorded (0), ``n`` None one verdict per row. Works in
+        place on its own arrays, so that a frame of ten million rows costs a few row-sized
+        arrays beyond itself; the inputs are not changed.
+        """
+        n_items = len(items)
         flip = ia > ib
-        y = np.where(flip, 1.0 - y, y)
-        return _cells(
-            items,
-            judges,
-            humans,
-            k,
-            np.where(flip, ib, ia),
-            np.where(flip, ia, ib),
-            np.where(flip, -o, o),
-            n,
-            n * y,
-            n * y * y,
-        )
+        # one integer per cell, ((k N + i) N + j) 3 + (order + 1), built in place
+        key = k.astype(np.int64)
+        key *= n_items
+        key += np.minimum(ia, ib)
+        key *= n_items
+        key += np.maximum(ia, ib)
+        key *= 3
+        if o is None:
+            key += 1
+        else:
+            key += np.where(flip, -o, o)
+            key += 1
+        uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
+        del key
+        y = np.array(y, dtype=np.float64)  # a copy: the caller's column stays as it is
+        np.subtract(1.0, y, out=y, where=flip)
+        del flip
+        size = len(uniq)
+        if n is None:
+            count = np.bincount(inv, minlength=size).astype(np.float64)
+            wins = np.bincount(inv, weights=y, minlength=size)
+            y *= y
+            wins_sq = np.bincount(inv, weights=y, minlength=size)
+        else:
+            count = np.bincount(inv, weights=n, minlength=size)
+            y_n = y * n
+            wins = np.bincount(inv, weights=y_n, minlength=size)
+            y_n *= y
+            wins_sq = np.bincount(inv, weights=y_n, minlength=size)
+        return _decoded_cells(items, judges, humans, uniq, count, wins, wins_sq)
 
     # ------------------------------------------------------------------ views
     @property
@@ -887,10 +920,27 @@ def _cells(
     n_items = len(items)
     key = _cell_key(n_items, k, i, j, o)
     uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
+    size = len(uniq)
+    return _decoded_cells(items, judges, humans, uniq,
+                          np.bincount(inv, weights=count, minlength=size),
+                          np.bincount(inv, weights=wins, minlength=size),
+                          np.bincount(inv, weights=wins_sq, minlength=size))
+
+
+def _decoded_cells(
+    items: tuple[str, ...],
+    judges: tuple[str, ...],
+    humans: tuple[str, ...],
+    uniq: NDArray[np.int64],
+    count: NDArray[np.float64],
+    wins: NDArray[np.float64],
+    wins_sq: NDArray[np.float64],
+) -> Comparisons:
+    """Comparisons from sorted cell keys (:func:`_cell_key`) and their sums."""
+    n_items = len(items)
     rest, oo = np.divmod(uniq, 3)
     rest, jj = np.divmod(rest, n_items)
     kk, ii = np.divmod(rest, n_items)
-    cnt = np.bincount(inv, weights=count)
     return Comparisons(
         items=items,
         judges=judges,
@@ -898,12 +948,22 @@ def _cells(
         item_i=ii.astype(np.int64),
         item_j=jj.astype(np.int64),
         order=(oo - 1).astype(np.int64),
-        count=cnt,
-        wins=np.bincount(inv, weights=wins),
-        wins_sq=np.bincount(inv, weights=wins_sq),
+        count=count,
+        wins=wins,
+        wins_sq=wins_sq,
         humans=humans,
-        n_rows=float(cnt.sum()),
+        n_rows=float(count.sum()),
     )
+
+
+def _compact_recode(
+    codes: NDArray[np.int64], labels: list[str], index: pd.Index
+) -> NDArray[np.integer]:
+    """Codes into a column's distinct labels -> codes into ``index`` (the sorted label set),
+    in the smallest integer type that holds them (a quarter of the memory of int64 for up to
+    32,767 labels)."""
+    dtype = np.int16 if len(index) <= np.iinfo(np.int16).max else np.int32
+    return index.get_indexer(labels).astype(dtype)[codes]
 
 
 def _unique_inverse(

@@ -84,7 +84,6 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import expit, logit
-from scipy.stats import beta as beta_dist
 
 from bayescal.data import Labels
 from bayescal.data.labels import LabelPatterns
@@ -237,6 +236,8 @@ def _penalty_terms(
     """Beta log densities of the priors, their gradient and (diagonal) Hessian in x."""
     if penalty is None:
         return 0.0, np.zeros_like(x), np.zeros_like(x)
+    from scipy.stats import beta as beta_dist  # here: scipy.stats costs a second to import
+
     a, b = _beta_vectors(k, penalty)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = float(np.sum(beta_dist.logpdf(x, a, b)))
