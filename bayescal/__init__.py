@@ -34,12 +34,13 @@ _LAZY = {
     "leaderboard": "bayescal.tables",
     "plots": "bayescal.plots",
     "ranks": "bayescal.contrasts",
+    "registry": "bayescal.registry",
     "simulate": "bayescal.simulate",
     "summarize": "bayescal.summary",
     "versions": "bayescal.environment",
     "win_probabilities": "bayescal.contrasts",
 }
-_MODULES = {"datasets", "plots", "simulate"}
+_MODULES = {"datasets", "plots", "registry", "simulate"}
 
 
 def __getattr__(name: str) -> Any:
@@ -94,6 +95,7 @@ __all__ = [
     "leaderboard",
     "plots",
     "ranks",
+    "registry",
     "simulate",
     "summarize",
     "versions",

@@ -133,6 +133,84 @@ def _check_sampler(args: argparse.Namespace) -> None:
                           "--sampler pymc")
 
 
+# ---------------------------------------------------------------- covariance flags
+# --information, --cluster and --correction feed the twins' information=, cluster= and
+# correction=; bayescal.frequentist.covariance.request decides what they mean and refuses, before
+# any fit, a kind the model does not offer or a key with a kind that uses none. The models'
+# kinds and built-in keys come from the registry.
+_COVARIANCE = ("information", "cluster", "correction")
+
+
+def _covariance_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--information", default=None,
+                   choices=["auto", "expected", "observed", "sandwich", "cluster"],
+                   help=f"covariance of the Wald intervals of {what} (default auto: cluster when "
+                   "--cluster names a key, else sandwich when the verdicts hold ties or soft "
+                   "outcomes, else expected)")
+    p.add_argument("--cluster", default=None, metavar="KEY",
+                   help="cluster key for cluster-robust intervals (selects --information "
+                   "cluster): a column of the file (a battle or question id) or a built-in key "
+                   "(judge_pair: judge x item pair; pair: item pair)")
+    p.add_argument("--correction", default=None, choices=["CR1", "CR0"],
+                   help="small-sample factor of the cluster-robust covariance: CR1, G/(G - 1) "
+                   "with G clusters (default), or CR0, none (DIAL's authors)")
+
+
+def _covariance_given(args: argparse.Namespace) -> list[str]:
+    """The covariance flags the user typed."""
+    return [_flag(a) for a in _COVARIANCE if getattr(args, a, None) is not None]
+
+
+def _cluster_column(args: argparse.Namespace, frame: pd.DataFrame, path: str,
+                    keys: Sequence[str], model: str) -> str | None:
+    """The column ``--cluster`` names (None for a built-in key or no key); refuses a name that
+    is neither, or both."""
+    key = args.cluster
+    if key is None:
+        return None
+    column, builtin = key in frame.columns, key in keys
+    if column and builtin:
+        raise _UsageError(f"--cluster {key}: both a column of {path} and a built-in cluster key "
+                          f"of {model}; rename the column to use it")
+    if not (column or builtin):
+        offer = f"built-in keys are {list(keys)}" if keys else f"{model} has no built-in key"
+        raise _UsageError(f"--cluster {key}: not a column of {path} (columns are "
+                          f"{list(frame.columns)}) and not a built-in cluster key ({offer})")
+    return key if column else None
+
+
+def _covariance(args: argparse.Namespace, model: str, data: Any,
+                prog: str = "bayescal fit") -> dict[str, Any]:
+    """The twin's ``information``, ``cluster`` and ``correction``, checked before fitting by the
+    library's :func:`bayescal.frequentist.covariance.request` (a refusal names the flag)."""
+    from bayescal import registry
+    from bayescal.frequentist import covariance
+
+    entry = registry.by_cli(model)
+    given = {"information": args.information or "auto", "cluster": args.cluster,
+             "correction": args.correction}
+    try:
+        covariance.request(**given, supported=entry.information, data_key=data.cluster_key,
+                           builtin_keys=entry.cluster_keys, quasi=data.quasi_likelihood,
+                           model=model)
+    except ValueError as err:
+        raise _UsageError(_as_flags(str(err)), prog) from err
+    return given
+
+
+def _as_flags(text: str) -> str:
+    """``information='cluster'`` -> ``--information cluster`` in a library message."""
+    return re.sub(r"\b(information|cluster|correction)=(['\"]?)([^'\",;\s)]*)\2",
+                  lambda m: f"{_flag(m[1])} {m[3]}", text)
+
+
+def _refuse_covariance(args: argparse.Namespace, why: str, prog: str) -> None:
+    given = _covariance_given(args)
+    if given:
+        raise _UsageError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not "
+                          f"apply {why}", prog)
+
+
 def _raised_by_bayescal(err: BaseException) -> bool:
     tb = err.__traceback__
     while tb is not None and tb.tb_next is not None:
@@ -181,11 +259,15 @@ def _discrimination_view(table: pd.DataFrame, methods: Sequence[str], sort_by: s
     return view
 
 
-def _demo_data(data_dir: str | None, seed: int):
-    from bayescal import datasets, simulate
+def _demo_data(args: argparse.Namespace, data_dir: str | None, seed: int):
+    from bayescal import datasets, registry, simulate
     from bayescal.data import Comparisons
 
+    keys = registry.by_cli("judge-discrimination-btl").cluster_keys
     if data_dir is None:
+        if args.cluster is not None and args.cluster not in keys:
+            raise _UsageError(f"--cluster {args.cluster}: the simulated data have no columns; "
+                              f"built-in keys are {list(keys)}", "bayescal demo")
         truth = simulate.judge_discrimination_truth(12, 6, log_discrimination_sd=0.8,
                                                     random_seed=seed)
         data = simulate.judge_discrimination_btl(truth, 30_000, random_seed=seed + 1)
@@ -193,7 +275,8 @@ def _demo_data(data_dir: str | None, seed: int):
                   f"(seed 002 design, seed {seed})")
         return data, truth, source
     frame = datasets.ppr_chatbot_arena(data_dir)
-    data = Comparisons.from_frame(frame, humans=["human"])
+    column = _cluster_column(args, frame, "ppr-chatbot-arena", keys, "judge-discrimination-btl")
+    data = Comparisons.from_frame(frame, humans=["human"], cluster=column)
     source = (f"Chatbot Arena (ppr-chatbot-arena): {len(frame):,} verdicts, human crowd + "
               "3 LLM judges")
     return data, None, source
@@ -211,7 +294,8 @@ def _demo(args: argparse.Namespace) -> int:
     from bayescal.models import judge_discrimination_btl as jd
 
     _check_sampler(args)
-    data, truth, source = _demo_data(args.data_dir, args.seed)
+    data, truth, source = _demo_data(args, args.data_dir, args.seed)
+    covariance = _covariance(args, "judge-discrimination-btl", data, "bayescal demo")
     print(f"bayescal {bc.__version__} — judge-discrimination BTL (Xu et al. 2026, seed 002)")
     print(f"data: {source}")
     print(f"      {data}")
@@ -221,8 +305,9 @@ def _demo(args: argparse.Namespace) -> int:
     fits = {}
     t0 = time.perf_counter()
     try:
-        fits["mle"] = twin.fit(data, information=args.information)
-        print(f"MLE (twin, Wald from {args.information} information): "
+        fits["mle"] = twin.fit(data, **covariance)
+        kind = fits["mle"].info.get("information")
+        print(f"MLE (twin, Wald from the {kind} covariance): "
               f"{time.perf_counter() - t0:.2f} s")
     except (MLEBoundaryError, bc.IdentificationError) as err:
         print(f"MLE: not reported — {err}")
@@ -275,6 +360,8 @@ def _demo_dial(args: argparse.Namespace) -> int:
     if args.data_dir is not None:
         raise _UsageError("demo --dial runs on simulated data; drop the data folder",
                           "bayescal demo")
+    _refuse_covariance(args, "to demo --dial, whose intervals follow DIAL's authors (clustered "
+                       "by judge and pair)", "bayescal demo")
     par = sd.truth(10, 6, 1, random_seed=args.seed)
     par["s_h"] = par["mu"] + 0.3 * par["V"][:, 0]  # humans a little off the judges' consensus
     llm = sd.llm(par, 24_000, random_seed=args.seed + 3)
@@ -353,7 +440,7 @@ def _demo_dial(args: argparse.Namespace) -> int:
     return 0
 
 
-_VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count", "cluster")
+_VERDICT_COLUMNS = ("item_a", "item_b", "outcome", "judge", "order", "count")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -361,10 +448,14 @@ def _fit(args: argparse.Namespace) -> int:
 
     if args.model == "human-calibration":
         return _fit_human_calibration(args)
+    if args.method != "mle":
+        _refuse_covariance(args, f"to --method {args.method}: they set the covariance of the "
+                           "twin's Wald intervals (--method mle)", "bayescal fit")
     if args.model == "low-rank-judges" and args.rank is None:
         raise _UsageError("fit low-rank-judges needs --rank r (1 <= r <= min(judges - 1, "
                           "items - 2))", "bayescal fit")
     import bayescal as bc
+    from bayescal import registry
     from bayescal.data import Comparisons
     from bayescal.frequentist import judge_discrimination_btl as twin
 
@@ -373,7 +464,10 @@ def _fit(args: argparse.Namespace) -> int:
     frame = _read_table(args.file)
     columns = _given(args, _VERDICT_COLUMNS)
     _check_columns(frame, args.file, Comparisons.from_frame, columns, _VERDICT_COLUMNS)
-    data = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
+    column = _cluster_column(args, frame, args.file, registry.by_cli(args.model).cluster_keys,
+                             args.model)
+    data = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional)
+    args.covariance = _covariance(args, args.model, data) if args.method == "mle" else {}
     if args.model == "order-effect-btl":
         return _fit_order_effect(args, data)
     if args.model == "low-rank-judges":
@@ -383,7 +477,7 @@ def _fit(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     discrimination = not args.unweighted
     if args.method == "mle":
-        result = twin.fit(data, discrimination=discrimination, information=args.information)
+        result = twin.fit(data, discrimination=discrimination, **args.covariance)
         table = result.summary(args.prob)
         if out is not None:
             result.to_netcdf(out / "estimate.nc")
@@ -425,8 +519,7 @@ def _fit_order_effect(args: argparse.Namespace, data) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     if args.method == "mle":
-        information = args.information
-        result = twin.fit(data, information=information)
+        result = twin.fit(data, **args.covariance)
         table = result.summary(args.prob)
     else:
         from bayescal.models import order_effect_btl as oe
@@ -442,7 +535,8 @@ def _fit_order_effect(args: argparse.Namespace, data) -> int:
     pd.set_option("display.width", 200)
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     if args.method == "mle":
-        print(f"\nWald tests of the order effects ({information} covariance; Holm within "
+        print(f"\nWald tests of the order effects ({result.info['information']} covariance; "
+              "Holm within "
               "each family):")
         print(twin.order_effect_tests(result).to_string(
             index=False, float_format=lambda v: f"{v:.4g}"))
@@ -548,11 +642,6 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=_seed, default=1)
         p.add_argument("--prob", type=_probability, default=0.95, help="interval probability")
         p.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
-        p.add_argument("--information", default="expected",
-                       choices=["expected", "observed", "sandwich", "cluster"],
-                       help="Wald covariance of the MLE (default: expected, the paper's; "
-                       "'cluster' = cluster-robust: by --cluster for judge-discrimination-btl, by "
-                       "(judge, pair) for order-effect-btl)")
 
     demo = sub.add_parser("demo", help="fit MLE, MAP and NUTS and print the comparison table")
     demo.add_argument("data_dir", nargs="?", default=None, type=_existing_dir,
@@ -562,6 +651,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--dial", action="store_true",
                       help="the DIAL pipeline (seed 000): order effects, low-rank consensus, "
                       "GACV, calibrated leaderboard")
+    _covariance_options(demo, "the MLE")
     demo.set_defaults(func=_demo)
 
     fit = sub.add_parser("fit", help="fit a model to a CSV of verdicts")
@@ -582,9 +672,7 @@ def _parser() -> argparse.ArgumentParser:
     for flag, default in (("item-a", "item_a"), ("item-b", "item_b"), ("outcome", "outcome"),
                           ("judge", "judge"), ("order", "order"), ("count", "count")):
         fit.add_argument(f"--{flag}", default=None, help=f"column name (default {default})")
-    fit.add_argument("--cluster", default=None,
-                     help="column of a cluster key (battle or question id) for "
-                     "--information cluster")
+    _covariance_options(fit, "the MLE (--method mle; human-calibration always)")
     sampling(fit, 1000)
     _human_calibration_options(fit)
     fit.set_defaults(func=_fit)
@@ -618,7 +706,7 @@ def _fit_low_rank(args: argparse.Namespace, data) -> int:
         out.mkdir(parents=True, exist_ok=True)
     if args.method == "mle":
         result = twin.fit(data, rank=args.rank, order_effects=order_effects,
-                          information=args.information, cluster=args.cluster)
+                          **args.covariance)
         table = result.summary(args.prob)
         for note in result.info["notes"].values():
             print(f"note: {note}", file=sys.stderr)
@@ -758,25 +846,33 @@ def _fit_human_calibration(args: argparse.Namespace) -> int:
                                                              "count")}
     _check_columns(human_frame, args.human, Comparisons.from_frame, human_cols,
                    ("item_a", "item_b", "outcome", "count"))
-    llm = Comparisons.from_frame(frame, **columns, fractional=args.fractional)
+    from bayescal import registry
+
+    column = _cluster_column(args, frame, args.file, registry.get("human_calibration").cluster_keys,
+                             "human-calibration")
+    llm = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional)
     hjudge = columns.get("judge", "judge")
     if hjudge not in human_frame:  # one human judge, named so
         human_frame = human_frame.assign(**{hjudge: "human"})
+    if column is not None and column not in human_frame:
+        raise _UsageError(f"--cluster {column}: {args.human} has no column {column!r}; give the "
+                          "human comparisons the key too (each sample is clustered on its own), "
+                          "or use a built-in key", prog)
     human = Comparisons.from_frame(human_frame, **human_cols, order=None, judge=hjudge,
-                                   fractional=args.fractional)
+                                   cluster=column, fractional=args.fractional)
     shared = sorted(set(human.judges) & set(llm.judges))
     if shared:
         raise _UsageError(f"human-calibration: judge label(s) {shared} appear in both {args.file} "
                           f"and {args.human}; the human judges must have their own labels", prog)
     # one data set, the human judge(s) marked: DIAL's human is a judge like any other
     data = Comparisons.concat([llm, human], humans=list(human.judges))
+    covariance = _covariance(args, "human-calibration", data, prog)
     rank = 1 if args.rank is None else args.rank
-    cov = {"information": args.information, "cluster": args.cluster}
     if args.llm_weight == "gacv":
-        table, est = hc.gacv(data, rank=rank, space=args.space, **cov)
+        table, est = hc.gacv(data, rank=rank, space=args.space, **covariance)
     else:
         table, est = None, hc.fit(data, rank=rank, space=args.space,
-                                  llm_weight=args.llm_weight, **cov)
+                                  llm_weight=args.llm_weight, **covariance)
     pd.set_option("display.width", 200)
     if table is not None:
         print(f"GACV over λ (n_l = {llm.n_rows:g}, n_h = {human.n_rows:g}; λ = n_l/n_h is the "

@@ -47,7 +47,8 @@ def diagnose(
     var_names : iterable of str, optional
         Variables to check (default: every posterior variable except those named ``*_free``,
         which bayescal models use for unidentified coordinates such as rotation-dependent
-        factors; the rest are identified quantities).
+        factors; the rest are the model's identified quantities, listed as
+        ``bayescal.registry.get(stem).identified`` and pinned equal by the contract test).
     rhat_max : float
         Largest acceptable R-hat.
     ess_min : float, optional
@@ -65,7 +66,8 @@ def diagnose(
     Raises
     ------
     ValueError
-        For a MAP result (one draw has nothing to diagnose).
+        For a MAP result (one draw has nothing to diagnose), or a name in ``var_names`` that
+        is not a posterior variable.
     """
     post = result["posterior"].to_dataset()
     n_chains, n_draws = post.sizes.get("chain", 1), post.sizes.get("draw", 1)
@@ -73,6 +75,10 @@ def diagnose(
         raise ValueError("diagnose needs NUTS draws; a MAP result has a single draw")
     names = list(var_names) if var_names is not None else [
         str(v) for v in post.data_vars if not str(v).endswith("_free")]
+    missing = [n for n in names if n not in post.data_vars]
+    if missing:
+        raise ValueError(f"var_names {missing} are not posterior variables; the posterior has "
+                         f"{sorted(map(str, post.data_vars))}")
     post = post[names]
     threshold_ess = ess_min if ess_min is not None else ESS_PER_CHAIN * n_chains
     # arviz_stats, not the arviz metapackage: the latter also imports arviz_plots and

@@ -9,9 +9,12 @@ compiled once per model structure and reused with each model's own data
 Results are ArviZ-native: a NUTS posterior carries a ``log_likelihood`` group with one entry per
 observed *cell* (the models see aggregated cells, so ``az.loo`` on it is leave-one-CELL-out:
 all verdicts of one (judge, pair) cell are left out together, not one verdict; in the
-misclassification model a cell is a label pattern, all items sharing it), and cells are
-named by labels, not integer codes: the ``cell`` coordinate reads ``judge: item_i vs item_j``
-and the coordinates ``judge_label``, ``item_i_label``, ``item_j_label`` run along it.
+misclassification model a cell is a label pattern, all items sharing it). Cells are named by
+labels, never integer codes: every model gives its observed dims coordinates (``cell`` from
+:meth:`bayescal.data.Comparisons.cell_labels`, ``judge: item_i vs item_j``), and every integer
+code the model holds along such a dim gets its labels as a coordinate beside it
+(``judge_label``, ``item_i_label``, ``item_j_label``), so that per-judge sums of the
+log-likelihood are one ``groupby`` away.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 import pymc as pm
 import pytensor
 import xarray as xr
+from pymc.initial_point import make_initial_point_fn
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
@@ -54,9 +58,6 @@ _MAP_OPTIONS = {"maxiter": 20_000, "ftol": 1e-15, "gtol": 1e-9, "maxcor": 30}
 # draws: 570 MB); above this size it is only computed when asked for.
 _LOG_LIKELIHOOD_BYTES = 256 * 2**20
 
-# Integer-coded data of the models and the coordinate each code indexes.
-_CODES = {"item_i": "item", "item_j": "item", "judge_code": "judge"}
-_LABEL_NAMES = {"item_i": "item_i", "item_j": "item_j", "judge_code": "judge"}
 
 
 def fit(
@@ -85,7 +86,9 @@ def fit(
         ``nuts``: posterior draws. ``map``: the posterior mode in the model's constrained
         parameterization (no Jacobian; with flat priors, the MLE), stored as 1 chain x 1 draw
         with ``observed_data`` and ``constant_data``; attrs ``map_converged``,
-        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge).
+        ``map_iterations`` and ``map_logp`` (L-BFGS-B; warns when it does not converge). It
+        starts from the model's initial point, or from ``initvals=`` where a model needs one
+        (``bayescal.models.human_calibration.initvals``); other sampler arguments are refused.
     draws, tune, chains, cores : int
         NUTS settings (``cores`` defaults to PyMC's choice).
     random_seed : int, optional
@@ -120,7 +123,11 @@ def fit(
         ``bayescal_method``, ``bayescal_version``, ``random_seed`` and ``nuts_sampler``.
     """
     if method == "map":
-        result = _map(model)
+        initvals = sample_kwargs.pop("initvals", None)
+        if sample_kwargs:
+            raise ValueError(f"{sorted(sample_kwargs)} apply to NUTS (pymc.sample), not to "
+                             "method='map'")
+        result = _map(model, initvals)
         result.attrs.update(_attrs("map", random_seed, None))
         return _labelled(result, model)
     if method != "nuts":
@@ -164,7 +171,7 @@ def _attrs(method: str, random_seed: int | None, sampler: str | None) -> dict[st
     return attrs
 
 
-def _map(model: pm.Model) -> xr.DataTree:
+def _map(model: pm.Model, initvals: dict[str, Any] | None = None) -> xr.DataTree:
     """Posterior mode without the Jacobian, by L-BFGS-B on the model's unconstrained values.
 
     The same optimum as ``pm.find_MAP(jitter=False)``, made for interactive use. Its three
@@ -182,6 +189,10 @@ def _map(model: pm.Model) -> xr.DataTree:
     functions, names, data = _map_functions(model)
     with functions.lock, _one_blas_thread():
         start = functions.value.initial(*data)
+        if initvals:  # a start the model's own initial point cannot give (not cached)
+            point = make_initial_point_fn(model=model, overrides=initvals, jitter_rvs=set(),
+                                          return_transformed=True)(None)
+            start = [point[v.name] for v in free]
         shapes = [np.shape(v) for v in start]
         sizes = [int(np.prod(shape)) for shape in shapes]
 
@@ -522,43 +533,41 @@ def _add_log_likelihood(result: xr.DataTree, model: pm.Model, wanted: bool | Non
 
 
 def _labelled(result: xr.DataTree, model: pm.Model) -> xr.DataTree:
-    """Name the cells by their labels and attach the labels behind every integer code.
+    """Attach the labels behind every integer code the model holds along a labelled dim.
 
-    Every group with a ``cell`` dim gets the ``cell`` coordinate ``judge: a vs b`` and the
-    coordinates ``judge_label``, ``item_i_label``, ``item_j_label`` (so per-judge sums of the
-    log-likelihood are one ``groupby`` away). The coded variables of ``constant_data`` keep
-    their integer values: PyMC compares them with the model's data to decide what
-    ``sample_posterior_predictive`` must resample, and fails on labels.
+    A ``pm.Data`` of integers along one dim (``cell``) that is named after the coordinate it
+    indexes (``judge_code``, ``item_i``, ``item_j``: the coordinate's name, then ``_`` and
+    anything) gets a coordinate ``<name>_label`` along that dim in every group with the dim
+    (``_code`` is dropped from the name: ``judge_label``). The coded variables of
+    ``constant_data`` keep their integer values: PyMC compares them with the model's data to
+    decide what ``sample_posterior_predictive`` must resample, and fails on labels.
     """
-    codes = {}
-    for name, dim in _CODES.items():
-        if name in model.named_vars and model.coords.get(dim) is not None:
-            value = np.asarray(model[name].get_value())
-            codes[name] = np.asarray(model.coords[dim], dtype=str)[value]
-    cells = _cell_labels(codes)
-    if cells is None:
-        return result
-    extra = {f"{_LABEL_NAMES[name]}_label": ("cell", labels) for name, labels in codes.items()}
+    extra: dict[str, dict[str, tuple[str, np.ndarray]]] = {}
+    for var in model.data_vars:
+        dims = model.named_vars_to_dims.get(var.name) or ()
+        value = _value(var)
+        if len(dims) != 1 or value.dtype.kind not in "iu" or model.coords.get(dims[0]) is None:
+            continue
+        coord = _indexed_coordinate(model, var.name, dims[0])
+        if coord is None:
+            continue
+        labels = np.asarray(model.coords[coord], dtype=str)
+        if value.size and (value.min() < 0 or value.max() >= labels.size):
+            continue
+        name = var.name.removesuffix("_code") + "_label"
+        extra.setdefault(dims[0], {})[name] = (dims[0], labels[value])
     for group in list(result.children):
         ds = result[group].to_dataset()
-        if "cell" in ds.dims and ds.sizes["cell"] == len(cells):
-            result[group] = xr.DataTree(ds.assign_coords(cell=cells, **extra))
+        add = {name: spec for dim, specs in extra.items() if dim in ds.dims
+               and ds.sizes[dim] == len(next(iter(specs.values()))[1])
+               for name, spec in specs.items()}
+        if add:
+            result[group] = xr.DataTree(ds.assign_coords(add))
     return result
 
 
-def _cell_labels(codes: dict[str, np.ndarray]) -> np.ndarray | None:
-    """``judge: a vs b`` per cell (``a vs b`` without judges); None when the model has no pairs."""
-    if "item_i" not in codes or "item_j" not in codes:
-        return None
-    labels = np.char.add(np.char.add(codes["item_i"], " vs "), codes["item_j"])
-    if "judge_code" in codes:
-        labels = np.char.add(np.char.add(codes["judge_code"], ": "), labels)
-    if len(np.unique(labels)) < len(labels):
-        # cells that differ only by something unlabelled (display order): number the repeats
-        seen: dict[str, int] = {}
-        unique = []
-        for lab in labels.tolist():
-            seen[lab] = seen.get(lab, 0) + 1
-            unique.append(lab if seen[lab] == 1 else f"{lab} #{seen[lab]}")
-        labels = np.asarray(unique)
-    return labels
+def _indexed_coordinate(model: pm.Model, name: str, dim: str) -> str | None:
+    """The coordinate a coded variable indexes: the longest coordinate name that ``name`` is,
+    or starts with followed by ``_`` (never the variable's own dim)."""
+    found = [c for c in model.coords if c != dim and (name == c or name.startswith(f"{c}_"))]
+    return max(found, key=len) if found else None

@@ -10,7 +10,7 @@ import xarray as xr
 from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from bayescal.data import Comparisons, DataError, Labels
+from bayescal.data import Comparisons, DataError, Labels, Ratings
 
 __all__ = [
     "judge_discrimination_btl",
@@ -18,6 +18,7 @@ __all__ = [
     "misclassification",
     "order_effect_btl",
     "order_effect_truth",
+    "score_calibration",
 ]
 
 
@@ -237,6 +238,62 @@ def misclassification(
         },
     )
     return labels, truth
+
+
+def score_calibration(
+    n_anchors: int,
+    *,
+    scale: tuple[int, int] = (1, 5),
+    cutpoint_spread: float = 3.0,
+    level_step: float = 1.2,
+    n_targets: int = 0,
+    random_seed: int | None = None,
+) -> tuple[Ratings, xr.Dataset]:
+    r"""Simulate anchors of the monotone ordinal calibration model (Subasic et al. 2026's
+    setting: a judge score and a human score on one integer scale).
+
+    Each item's judge level J is uniform on the scale; the human score follows the model's
+    cumulative logit :math:`P(H \le v_k \mid J = j) = \sigma(c_k - \beta_j)`, with cutpoints
+    evenly spaced on [−``cutpoint_spread``, ``cutpoint_spread``] plus the mean level effect (so
+    the middle judge level is centred) and :math:`\beta_j` rising by ``level_step`` per level
+    (:math:`\beta` = 0 at the lowest level).
+
+    Parameters
+    ----------
+    n_anchors : int
+        Items with a human score.
+    scale : (int, int)
+        The declared scale (at least 3 points).
+    cutpoint_spread, level_step : float
+    n_targets : int
+        Extra items with a judge score only (to be calibrated; the model ignores them).
+    random_seed : int, optional
+
+    Returns
+    -------
+    ratings : Ratings
+    truth : xarray.Dataset
+        ``cutpoint`` (threshold) and ``level_effect`` (judge_level), in the names of the model
+        and its twin.
+    """
+    lo, hi = int(scale[0]), int(scale[1])
+    if hi - lo < 2:
+        raise ValueError(f"the ordinal model needs a scale of at least 3 points, got {scale}")
+    k = hi - lo + 1
+    beta = level_step * np.arange(k, dtype=np.float64)
+    cut = np.linspace(-cutpoint_spread, cutpoint_spread, k - 1) + beta.mean()
+    rng = np.random.default_rng(random_seed)
+    judge = rng.integers(0, k, n_anchors + n_targets)
+    below = expit(cut[None, :] - beta[judge][:, None])  # P(H <= level k | J)
+    human = (rng.random(len(judge))[:, None] > below).sum(axis=1).astype(np.float64)
+    human[n_anchors:] = np.nan
+    ratings = Ratings.from_arrays(lo + judge, lo + human, scale=(lo, hi))
+    levels = [str(v) for v in range(lo, hi + 1)]
+    truth = xr.Dataset(
+        {"cutpoint": ("threshold", cut), "level_effect": ("judge_level", beta)},
+        coords={"threshold": [f"{a}|{a + 1}" for a in range(lo, hi)], "judge_level": levels},
+    )
+    return ratings, truth
 
 
 # ---------------------------------------------------------------- DIAL order effects

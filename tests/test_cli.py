@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -209,3 +211,234 @@ def test_fit_low_rank_judges_mle_and_rank_errors(tmp_path, capsys):
         argv = ["fit", "low-rank-judges", str(path), "--method", "mle", "--fractional", *bad]
         assert main(argv) == 2
         assert "rank" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 14: covariance flags
+# --information, --cluster and --correction mean the same for every pairwise fit: the library's
+# covariance.request decides, a key the user names is used or refused, a flag that does not
+# apply is refused in one line naming it (exit 2).
+def _verdict_frame(data, rng) -> pd.DataFrame:
+    """One row per verdict, with a battle id that groups verdicts (a cluster key)."""
+    from bayescal.charts import comparison_verdicts
+
+    v = comparison_verdicts(data)
+    items, judges = np.asarray(data.items), np.asarray(data.judges)
+    frame = pd.DataFrame({"item_a": items[v["item_i"]], "item_b": items[v["item_j"]],
+                          "judge": judges[v["judge"]], "outcome": v["outcome"]})
+    if data.has_order:
+        frame["order"] = v["order"]
+    frame["battle"] = [f"b{g:03d}" for g in rng.integers(0, 80, len(frame))]
+    frame["one_battle"] = "b000"
+    return frame
+
+
+@pytest.fixture(scope="module")
+def clustered(tmp_path_factory):
+    """Verdict files with battle ids for the judge-discrimination and order-effect fits."""
+    rng = np.random.default_rng(14)
+    folder = tmp_path_factory.mktemp("clustered")
+    truth = simulate.judge_discrimination_truth(5, 3, random_seed=2)
+    jd = _verdict_frame(simulate.judge_discrimination_btl(truth, 1500, random_seed=3), rng)
+    truth = simulate.order_effect_truth(8, 2, random_seed=4)  # 28 pairs for 16 parameters
+    oe = _verdict_frame(simulate.order_effect_btl(truth, 1500, random_seed=5), rng)
+    paths = {"judge-discrimination-btl": folder / "jd.csv", "order-effect-btl": folder / "oe.csv"}
+    jd.to_csv(paths["judge-discrimination-btl"], index=False)
+    oe.to_csv(paths["order-effect-btl"], index=False)
+    return paths
+
+
+def _se(folder) -> pd.Series:
+    return pd.read_csv(folder / "summary.csv", index_col="term")["se"]
+
+
+def _library(model: str, path, **kwargs) -> pd.Series:
+    from bayescal import registry
+    from bayescal.data import Comparisons
+
+    frame = pd.read_csv(path)
+    column = kwargs.pop("column", None)
+    data = Comparisons.from_frame(frame, cluster=column)
+    return registry.by_cli(model).fit(data, **kwargs).summary()["se"]
+
+
+@pytest.mark.parametrize("model", ["judge-discrimination-btl", "order-effect-btl"])
+def test_cli_cluster_key_is_used_not_ignored(model, clustered, tmp_path):
+    """Issue 14 finding 1: `fit order-effect-btl --information cluster --cluster battle` printed
+    the (judge, pair)-clustered table whatever the column held. Now the SEs are the library's
+    clustered by battle, and a column holding one cluster is refused (G = 1)."""
+    path = clustered[model]
+    assert main(["fit", model, str(path), "--method", "mle", "--information", "cluster",
+                 "--cluster", "battle", "--out", str(tmp_path / "a")]) == 0
+    want = _library(model, path, column="battle", information="cluster")
+    pd.testing.assert_series_equal(_se(tmp_path / "a"), want, rtol=1e-9, check_names=False)
+    other = _library(model, path, information="expected")
+    assert not np.allclose(want.to_numpy(), other.to_numpy(), rtol=1e-3)
+
+
+def test_cli_one_cluster_is_refused(clustered, capsys):
+    assert main(["fit", "order-effect-btl", str(clustered["order-effect-btl"]), "--method",
+                 "mle", "--cluster", "one_battle"]) == 2
+    line = one_line_error(capsys)
+    assert "one_battle" in line and "cluster" in line
+
+
+def test_cli_cluster_alone_selects_the_clustered_covariance(clustered, tmp_path):
+    """Issue 14 finding 3: `fit judge-discrimination-btl --cluster battle` without
+    --information cluster silently used no clustering; now auto resolves to the key."""
+    path = clustered["judge-discrimination-btl"]
+    assert main(["fit", "judge-discrimination-btl", str(path), "--method", "mle",
+                 "--cluster", "battle", "--out", str(tmp_path)]) == 0
+    want = _library("judge-discrimination-btl", path, column="battle", information="cluster")
+    pd.testing.assert_series_equal(_se(tmp_path), want, rtol=1e-9, check_names=False)
+
+
+def test_cli_correction_and_builtin_keys_reach_the_twin(clustered, tmp_path):
+    """--correction CR0 drops G/(G-1) (the SEs move by sqrt((G-1)/G)); a built-in key
+    (judge_pair, pair) clusters without a column."""
+    path = clustered["order-effect-btl"]
+    for key, correction in (("battle", "CR0"), ("judge_pair", None), ("pair", "CR0")):
+        out = tmp_path / f"{key}-{correction}"
+        argv = ["fit", "order-effect-btl", str(path), "--method", "mle", "--cluster", key,
+                "--out", str(out)]
+        if correction:
+            argv += ["--correction", correction]
+        with warnings.catch_warnings():  # few clusters per judge for the built-in keys
+            warnings.simplefilter("ignore")
+            assert main(argv) == 0
+            kwargs = {"column": key} if key == "battle" else {"cluster": key}
+            want = _library("order-effect-btl", path, information="cluster",
+                            correction=correction, **kwargs)
+        pd.testing.assert_series_equal(_se(out), want, rtol=1e-9, check_names=False)
+    cr1 = _library("order-effect-btl", path, column="battle", information="cluster")
+    ratio = (_se(tmp_path / "battle-CR0") / cr1).to_numpy()
+    np.testing.assert_allclose(ratio, np.sqrt(79 / 80), rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("model", "argv", "named"),
+    [
+        ("judge-discrimination-btl", ["--cluster", "battle", "--information", "sandwich"],
+         ["--cluster battle", "--information sandwich"]),
+        ("judge-discrimination-btl", ["--correction", "CR0"], ["--correction CR0"]),
+        ("judge-discrimination-btl", ["--cluster", "arena"], ["--cluster arena", "judge_pair"]),
+        ("order-effect-btl", ["--information", "cluster"], ["--information cluster"]),
+        ("judge-discrimination-btl", ["--method", "nuts", "--information", "sandwich"],
+         ["--information", "--method nuts"]),
+        ("order-effect-btl", ["--method", "map", "--cluster", "battle"],
+         ["--cluster", "--method map"]),
+    ],
+)
+def test_cli_covariance_flags_that_do_not_apply_are_refused(model, argv, named, clustered,
+                                                            no_fitting, monkeypatch, capsys):
+    """One line naming the flag, exit 2, before any fit: a key with a kind that uses none, a
+    correction without a key, a key that is neither a column nor built in, cluster without a
+    key, and covariance flags on a Bayesian fit (today all but the unknown key are accepted and
+    ignored)."""
+    from bayescal.frequentist import order_effect_btl
+
+    monkeypatch.setattr(order_effect_btl, "fit", lambda *a, **k: pytest.fail("fitted"))
+    argv = ["--method", "mle", *argv] if "--method" not in argv else argv
+    assert main(["fit", model, str(clustered[model]), *argv]) == 2
+    line = one_line_error(capsys)
+    for text in named:
+        assert text in line, line
+
+
+@pytest.fixture(scope="module")
+def dial_files(tmp_path_factory):
+    from bayescal import simulate_dial as sd
+    from bayescal.charts import comparison_verdicts
+
+    par = sd.truth(6, 4, 1, random_seed=3)
+    folder = tmp_path_factory.mktemp("dial")
+    llm = _verdict_frame(sd.llm(par, 3000, random_seed=5), np.random.default_rng(1))
+    llm.to_csv(folder / "llm.csv", index=False)
+    hum = sd.human(par, 300, random_seed=6)
+    v = comparison_verdicts(hum)
+    items = np.asarray(hum.items)
+    pd.DataFrame({"item_a": items[v["item_i"]], "item_b": items[v["item_j"]],
+                  "outcome": v["outcome"],
+                  "battle": [f"h{g:03d}" for g in np.random.default_rng(2).integers(0, 60, len(v[
+                      "outcome"]))]}).to_csv(folder / "human.csv", index=False)
+    return folder / "llm.csv", folder / "human.csv"
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--cluster", "no_such_column"], "--cluster no_such_column"),  # finding 2
+        (["--correction", "CR0", "--information", "sandwich"], "--correction CR0"),
+        (["--information", "cluster"], "--information cluster"),
+    ],
+)
+def test_cli_human_calibration_covariance_flags_are_checked(argv, named, dial_files, monkeypatch,
+                                                            capsys):
+    """Issue 14 finding 2: `fit human-calibration --cluster X` never checked that X exists (nor
+    a correction without a key, nor cluster without one)."""
+    from bayescal.frequentist import human_calibration as hc
+
+    monkeypatch.setattr(hc, "fit", lambda *a, **k: pytest.fail("fitted"))
+    monkeypatch.setattr(hc, "gacv", lambda *a, **k: pytest.fail("fitted"))
+    llm, human = dial_files
+    assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method", "mle",
+                 "--llm-weight", "inf", *argv]) == 2
+    assert named in one_line_error(capsys)
+
+
+def test_demo_covariance_flags_are_checked_before_fitting(no_fitting, monkeypatch, capsys):
+    """demo takes the same flags for its MLE; demo --dial, whose intervals are DIAL's, refuses
+    them (today it ran the whole pipeline and ignored them)."""
+    from bayescal import simulate_dial
+
+    monkeypatch.setattr(simulate_dial, "llm", lambda *a, **k: pytest.fail("simulated"))
+    assert main(["demo", "--dial", "--information", "sandwich"]) == 2
+    assert "--information" in one_line_error(capsys)
+    assert main(["demo", "--cluster", "battle"]) == 2
+    assert "--cluster battle" in one_line_error(capsys)
+    assert main(["demo", "--correction", "CR0", "--information", "expected"]) == 2
+    assert "--correction CR0" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("kind", ["expected", "observed", "sandwich"])
+def test_cli_human_calibration_information_is_honoured(kind, dial_files, tmp_path):
+    """Issue 14 finding 4: `--information expected` on human calibration was silently replaced
+    by the clustered sandwich; now every kind is the library's, as named."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    llm, human = dial_files
+    out = tmp_path / kind
+    assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method", "mle",
+                 "--llm-weight", "4", "--information", kind, "--out", str(out)]) == 0
+    data = Comparisons.concat([Comparisons.from_frame(pd.read_csv(llm)),
+                               Comparisons.from_frame(pd.read_csv(human).assign(judge="human"),
+                                                      order=None)], humans=["human"])
+    want = hc.fit(data, llm_weight=4.0, information=kind)
+    assert want.info["information"] == kind
+    pd.testing.assert_series_equal(_se(out), want.summary()["se"], rtol=1e-9, check_names=False)
+
+
+def test_cli_human_calibration_uses_the_files_cluster_key(dial_files, tmp_path, capsys):
+    """`--cluster battle` clusters both samples by the files' column (the library's result); a
+    key only the LLM file has is refused, naming the human file."""
+    from bayescal.data import Comparisons
+    from bayescal.frequentist import human_calibration as hc
+
+    llm, human = dial_files
+    out = tmp_path / "battle"
+    with warnings.catch_warnings():  # few human clusters
+        warnings.simplefilter("ignore")
+        assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method",
+                     "mle", "--llm-weight", "4", "--cluster", "battle", "--out", str(out)]) == 0
+        data = Comparisons.concat([
+            Comparisons.from_frame(pd.read_csv(llm), cluster="battle"),
+            Comparisons.from_frame(pd.read_csv(human).assign(judge="human"), order=None,
+                                   cluster="battle")], humans=["human"])
+        want = hc.fit(data, llm_weight=4.0, cluster="battle")
+    assert want.info["cluster"] == "battle"
+    pd.testing.assert_series_equal(_se(out), want.summary()["se"], rtol=1e-9, check_names=False)
+    capsys.readouterr()
+    pd.read_csv(human).drop(columns="battle").to_csv(tmp_path / "bare.csv", index=False)
+    assert main(["fit", "human-calibration", str(llm), "--human", str(tmp_path / "bare.csv"),
+                 "--method", "mle", "--llm-weight", "4", "--cluster", "battle"]) == 2
+    assert "bare.csv has no column 'battle'" in one_line_error(capsys)
