@@ -519,6 +519,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         cli="misclassification",
         card="models/misclassification.md",
         judge_parameters=("sensitivity", "specificity"),
+        figures=("forest", "judges"),
     ),
     Entry(
         stem="score_calibration",
