@@ -25,6 +25,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -662,14 +663,15 @@ def _seed_of(args: argparse.Namespace) -> int:
     return args.seed if args.seed is not None else _SAMPLING_DEFAULTS["seed"]
 
 
+@dataclass
 class _Fitted:
-    """What a model step returns: the fits by method, the model's own tables, notes, facts."""
+    """What a model step returns: the fits by method, the model's own tables (name -> (table,
+    what it holds)), notes, facts for run.json."""
 
-    def __init__(self) -> None:
-        self.fits: dict[str, Any] = {}
-        self.tables: dict[str, tuple[pd.DataFrame, str]] = {}
-        self.notes: list[str] = []
-        self.info: dict[str, Any] = {}
+    fits: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, tuple[pd.DataFrame, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -1115,6 +1117,7 @@ def _demo_dial(args: argparse.Namespace) -> int:
                                                "low-rank judges (r = 1) loadings γ_k")
         t0 = time.perf_counter()
         table, est = hc.gacv(data, rank=1)
+        est.info.pop("gacv_table", None)  # written as gacv.csv
         fitted.tables["gacv"] = (table, "GACV over the λ grid (selected: the chosen λ)")
         print(f"\n3. GACV path over λ ({time.perf_counter() - t0:.2f} s; λ₀ = n_l/n_h = "
               f"{llm.n_rows / human.n_rows:g} is the joint MLE):")

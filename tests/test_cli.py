@@ -19,7 +19,7 @@ import xarray as xr
 
 from bayescal import registry, simulate
 from bayescal.cli import main
-from bayescal.runs import load_run
+from bayescal.runs import jsonable, load_run
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,20 @@ def test_demo_runs_and_writes_a_run(tmp_path, capsys):
             "posterior.nc", "comparison.csv", "diagnostics.csv", "forest.png"} <= set(run.files)
     assert set(run.summary["method"]) == {"mle", "map", "nuts"}
     assert {"truth", "nuts_estimate", "mle_lower"} <= set(run.leaderboard.columns)
+
+
+def test_demo_dial_writes_a_run(tmp_path, capsys):
+    """demo --dial --out wrote nothing: now the DIAL run (GACV path, baselines with Human-only
+    and Pooled, order-effect tests, the calibrated leaderboard, MLE and posterior)."""
+    assert main(["demo", "--dial", "--draws", "60", "--tune", "60", "--chains", "1",
+                 "--no-progress", "--out", str(tmp_path / "dial")]) == 0
+    assert "Kendall" in capsys.readouterr().out
+    run = load_run(tmp_path / "dial")
+    assert run.command == "demo --dial" and run.methods == ["mle", "nuts"]
+    assert {"gacv.csv", "baselines.csv", "order_effect_tests.csv", "leaderboard.csv",
+            "estimate.nc", "posterior.nc", "summary.csv"} <= set(run.files)
+    assert {"Human", "Pooled", "DIAL-Ada", "truth"} <= set(run.table("baselines").columns)
+    assert run.meta["info"]["llm_weight"] == jsonable(run.result("mle").info["llm_weight"])
 
 
 def test_fit_mle_writes_the_table(verdicts_csv, tmp_path, capsys):
