@@ -92,8 +92,8 @@ def test_numbers_from_text_are_parsed_explicitly_naming_rows(tmp_path):
     (counted once, order not recorded)."""
     path = write(tmp_path / "v.csv", "item_a,item_b,outcome,count,order\n"
                  "x,y,1, 2 ,+1\nx,y,0,two,-1\n")
-    with pytest.raises(DataError, match=r"column 'count' must hold a positive number.*rows 2.*"
-                                        r"'two'"):
+    with pytest.raises(DataError, match=r"column 'count' must be a positive whole number.*"
+                                        r"rows 2 have \['two'\]"):
         read_comparisons(path)
     ok = read_comparisons(write(tmp_path / "w.csv", "item_a,item_b,outcome,count,order\n"
                                 "x,y,1, 2 ,+1\nx,y,0,3,-1\n"))
@@ -426,3 +426,18 @@ def test_real_arena_battles_as_tidy_table_and_as_battle_records(real, tmp_path):
     data = read_comparisons(battles, cluster="question_id")
     same_cells(data.collapse(order=True), expected)
     assert len(data.clusters) == 26_910  # PROVENANCE.md: distinct conversations
+
+
+def test_io_imports_only_data_and_itself():
+    """The layer of ARCHITECTURE.md: reading files needs the containers, never a model, a twin
+    or the fitting code (so that reading a file stays cheap and independent of them)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "bayescal" / "io"
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        bad = {n for n in names if n.startswith("bayescal")
+               and not n.startswith(("bayescal.data", "bayescal.io"))}
+        assert not bad, f"{path.name} imports {sorted(bad)}"

@@ -417,8 +417,7 @@ class Comparisons:
                     argument="outcome",
                 )
         if "order" in present:
-            o_raw = _numbers(df[present["order"]], present["order"], "order",
-                             what="+1 (item_a displayed first) or -1 (displayed second)")
+            o_raw = _numbers(df[present["order"]], present["order"], refuse=False)
             bad = ~np.isin(o_raw, (1.0, -1.0))
             if bad.any():
                 raise DataError(
@@ -432,8 +431,7 @@ class Comparisons:
         else:
             o = None  # not recorded: no column of zeros
         if "count" in present:
-            n = _numbers(df[present["count"]], present["count"], "count",
-                         what="a positive number of verdicts")
+            n = _numbers(df[present["count"]], present["count"], refuse=False)
             bad = ~np.isfinite(n) | (n <= 0)
             if not fractional:
                 bad |= n != np.floor(n)

@@ -208,11 +208,12 @@ def _coded_labels(
 
 def _numbers(
     s: pd.Series, column: str, argument: str | None = None, *, what: str = "numbers",
-    hint: str = "",
+    hint: str = "", refuse: bool = True,
 ) -> NDArray[np.float64]:
     """A column as floats, parsed explicitly: numbers as they are, text by ``float`` once per
     distinct value (surrounding whitespace allowed). Missing cells are NaN; a text that is not
-    a number is a DataError naming its rows and values (never a silent NaN).
+    a number (the text ``nan`` included) is a DataError naming its rows and values, or, with
+    ``refuse=False``, NaN for a caller whose own check then names the rows and raw values.
     """
     if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
         return s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -230,7 +231,7 @@ def _numbers(
             continue
         if np.isnan(value[u]):  # the text "nan" is not a number, and not a missing cell either
             bad.append(u)
-    if bad:
+    if bad and refuse:
         rows = np.isin(codes, bad)
         examples = [uniques[u] for u in bad[:_MAX_LISTED]]
         raise DataError(

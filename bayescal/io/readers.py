@@ -50,19 +50,20 @@ def _split_format(format: str | None) -> tuple[str | None, str | None]:
 
 
 def _about[T](name: str, call: Callable[[], T]) -> T:
-    """``call()`` with its DataErrors and warnings prefixed by the file's name."""
-    with warnings.catch_warnings(record=True) as caught:
-        try:
-            out = call()
-        except DataError as err:
-            if name == "<DataFrame>" or str(err).startswith(name):
-                raise
-            raise DataError(f"{name}: {err}", argument=err.argument) from err
-    for w in caught:
-        text = str(w.message)
-        prefixed = text if name == "<DataFrame>" or text.startswith(name) else f"{name}: {text}"
-        warnings.warn(prefixed, w.category, stacklevel=3)
-    return out
+    """``call()`` with its DataErrors and warnings prefixed by the file's name (the warnings
+    are issued also when ``call`` fails: they may explain the error)."""
+    def prefixed(text: str) -> str:
+        return text if name == "<DataFrame>" or text.startswith(name) else f"{name}: {text}"
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            return call()
+    except DataError as err:
+        raise DataError(prefixed(str(err)), argument=err.argument) from err
+    finally:
+        for w in caught:
+            warnings.warn(prefixed(str(w.message)), w.category, stacklevel=3)
 
 
 def read_verdicts(
@@ -90,6 +91,12 @@ def read_verdicts(
     source : Source
         The file, its file format and its layout.
     """
+    name = "<DataFrame>" if isinstance(source, pd.DataFrame) else str(source)
+    return _about(name, lambda: _read_verdicts(source, format, column_names))
+
+
+def _read_verdicts(source: PathLike | pd.DataFrame, format: str | None,
+                   column_names: dict[str, Any]) -> tuple[pd.DataFrame, Source]:
     unknown = sorted(set(column_names) - set(_COLUMN_ARGUMENTS))
     if unknown:
         raise DataError(f"unknown column argument(s) {unknown}; they are "
@@ -105,7 +112,7 @@ def read_verdicts(
             f"format={format!r} makes the verdict columns from the file's own; drop "
             f"{', '.join(f'{a}=' for a in named)} or read the table as tidy",
             argument=named[0])
-    tidy, layout = _about(src.path, lambda: as_verdicts(frame, layout, name=src.path))
+    tidy, layout = as_verdicts(frame, layout, name=src.path)
     return tidy, Source(src.path, src.file_format, layout, src.delimiter)
 
 
@@ -138,8 +145,13 @@ def read_comparisons(
         file; rows are numbered as the file's records, from 1.
     """
     columns = {k: v for k, v in options.items() if k in _COLUMN_ARGUMENTS}
-    frame, src = read_verdicts(source, format=format, **columns)
-    return _about(src.path, lambda: Comparisons.from_frame(frame, **options))
+    name = "<DataFrame>" if isinstance(source, pd.DataFrame) else str(source)
+
+    def build() -> Comparisons:
+        frame, _ = _read_verdicts(source, format, columns)
+        return Comparisons.from_frame(frame, **options)
+
+    return _about(name, build)
 
 
 def _text_column(s: pd.Series) -> pd.Series:
