@@ -219,6 +219,25 @@ def test_every_file_format_is_recognised_from_its_content(tmp_path, fmt):
     same_cells(read_comparisons(path), Comparisons.from_frame(frame))
 
 
+def test_spreadsheet_exports_are_read(tmp_path):
+    """Catches a byte-order mark glued to the first column name, CRLF line ends, quoted
+    values holding the delimiter or a line break, and a UTF-16 'Unicode text' export (tabs)
+    refused as binary."""
+    expected = pd.DataFrame({"item_a": ["x, the first", "y"], "item_b": ["y", "line\nbreak"],
+                             "outcome": ["1", "0"]})
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbfitem_a,item_b,outcome\r\n\"x, the first\",y,1\r\n"
+                    b"y,\"line\nbreak\",0\r\n")
+    utf16 = tmp_path / "unicode.txt"
+    utf16.write_bytes("item_a\titem_b\toutcome\r\nx, the first\ty\t1\r\n"
+                      "y\t\"line\nbreak\"\t0\r\n".encode("utf-16"))
+    for path, fmt in ((bom, "csv"), (utf16, "tsv")):
+        table, source = read_table(path)
+        assert source.file_format == fmt
+        pd.testing.assert_frame_equal(table.reset_index(drop=True).astype(object),
+                                      expected.astype(object))
+
+
 def test_a_json_file_named_csv_is_read_as_json(tmp_path):
     """The issue's example: Arena records saved as ``.csv``."""
     path = tmp_path / "battles.csv"
