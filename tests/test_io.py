@@ -238,6 +238,16 @@ def test_spreadsheet_exports_are_read(tmp_path):
                                       expected.astype(object))
 
 
+def test_a_record_longer_than_a_read_block(tmp_path):
+    """Catches pyarrow's 'straddling object' error on a quoted text of several MiB (a model
+    output with line breaks in an annotation export)."""
+    long = "word\n" * 1_200_000  # 6 MB, more than one 4 MiB block
+    path = tmp_path / "long.csv"
+    path.write_text(f'item_a,item_b,output\nx,y,"{long}"\ny,x,short\n')
+    table, _ = read_table(path)
+    assert table["output"].str.len().tolist() == [len(long), 5]
+
+
 def test_a_json_file_named_csv_is_read_as_json(tmp_path):
     """The issue's example: Arena records saved as ``.csv``."""
     path = tmp_path / "battles.csv"

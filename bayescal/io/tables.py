@@ -125,15 +125,25 @@ def _read_delimited(path: Path, data: bytes | None, head: bytes, delimiter: str)
             f"{path}: the header repeats column name(s) {repeated} "
             f"({', '.join(f'{n!r} {seen[n]} times' for n in repeated)}); every column needs "
             "its own name, or it is not clear which one is meant. Rename or drop the repeats.")
-    source = io.BytesIO(data) if data is not None else str(path)
-    try:
-        table = pacsv.read_csv(
-            source,
+    def read(block_size: int) -> pa.Table:
+        return pacsv.read_csv(
+            io.BytesIO(data) if data is not None else str(path),
+            read_options=pacsv.ReadOptions(block_size=block_size),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.string() for n in names}, strings_can_be_null=True,
                 null_values=[""], quoted_strings_can_be_null=True),
         )
+
+    try:
+        try:
+            table = read(1 << 22)
+        except pa.ArrowInvalid as err:
+            if "straddl" not in str(err):
+                raise
+            # a record longer than a block (long texts): read the file as one block
+            size = len(data) if data is not None else path.stat().st_size
+            table = read(min(size + 1, (1 << 31) - 1))
     except pa.ArrowInvalid as err:
         text = str(err)
         if "Empty CSV file" in text:
