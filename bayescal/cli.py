@@ -141,11 +141,11 @@ def _names(text: str) -> list[str]:
 
 
 def _read_table(path: str) -> pd.DataFrame:
-    import pandas as pd
-    try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise _UsageError(f"{path}: not a readable CSV file ({err})") from err
+    """The input table as text, nothing guessed (:func:`bayescal.io.read_table`); a file that
+    cannot be read is a DataError naming it (one line, exit code 2)."""
+    from bayescal.io import read_table
+
+    return read_table(path)[0]
 
 
 def _given(args: argparse.Namespace, arguments: Sequence[str]) -> dict[str, Any]:

@@ -15,13 +15,14 @@ Pairwise loaders return one row per verdict with the tidy columns of
     question         item / prompt id (str)
     judge_kind       "human" or "llm"
 
-Binary-label loaders (seed 001) return one row per labelled item with 0/1 integer columns.
-Rows without a verdict are dropped with a ``UserWarning`` that says how many and why.
+Binary-label loaders (Chen et al. 2026, arXiv:2601.05420) return one row per labelled item with
+0/1 integer columns. Rows without a verdict are dropped with a ``UserWarning`` that says how many
+and why. Files are read by :func:`bayescal.io.read_table`: every column as text, nothing guessed;
+the numeric columns a loader needs are parsed explicitly.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Iterable
@@ -29,6 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from bayescal.data.normalize import _numbers
+from bayescal.io import read_table
 
 __all__ = [
     "ENV_VAR",
@@ -142,9 +146,13 @@ def _pairwise(
     ).reset_index(drop=True)
 
 
-def _read_json(file: Path) -> pd.DataFrame:
-    """A JSON list of records as a frame, values kept as given (no type guessing)."""
-    return pd.DataFrame(json.loads(file.read_text(encoding="utf-8")))
+def _read(file: Path, numeric: Iterable[str] = ()) -> pd.DataFrame:
+    """A file as :func:`bayescal.io.read_table` reads it (text as text, JSON as typed), with
+    the ``numeric`` columns parsed as numbers (an empty cell is NaN)."""
+    df = read_table(file)[0]
+    for col in numeric:
+        df[col] = _numbers(df[col], col)
+    return df.reset_index(drop=True)
 
 
 def _choices(given: Iterable[str] | str | None, valid: tuple[str, ...], what: str) -> list[str]:
@@ -185,7 +193,7 @@ def prd_vicuna80(
         question = ``question_id``. 15,040 rows by default.
     """
     (file,) = _locate(path, "prd-vicuna80", "vicuna80_judgments_long.csv")
-    raw = pd.read_csv(file)
+    raw = _read(file)
     keep = np.ones(len(raw), dtype=bool)
     if not alt_runs:
         keep &= (raw["file_variant"] == "main").to_numpy()
@@ -238,7 +246,7 @@ def ppr_chatbot_arena(
     """
     chosen = _choices(judges, ARENA_JUDGES, "judge(s)")
     (file,) = _locate(path, "ppr-chatbot-arena", "arena_human_vs_llm_judges.csv")
-    raw = pd.read_csv(file, dtype=str)
+    raw = _read(file)
     df = raw.melt(
         id_vars=["question_id", "model_a", "model_b"],
         value_vars=chosen,
@@ -288,7 +296,7 @@ def llmfao(path: PathArg = None, *, crowd: bool = True, llm: bool = True) -> pd.
     files = _locate(path, "llmfao", *sources)
     frames = []
     for file, judge in zip(files, sources.values(), strict=True):
-        raw = pd.read_csv(file, dtype=str)
+        raw = _read(file)
         human = judge is None
         frames.append(
             pd.DataFrame(
@@ -332,7 +340,7 @@ def pandalm_testset(path: PathArg = None) -> pd.DataFrame:
         path, "pandalm-testset",
         "testset-v1.json", "gpt-3.5-turbo-testset-v1.json", "pandalm-7b-testset-v1.json",
     )
-    test, gpt, panda = (_read_json(f).astype({"idx": str}) for f in files)
+    test, gpt, panda = (_read(f).astype({"idx": str}) for f in files)
     wide = (
         test[["idx", "cmp_key", "annotator1", "annotator2", "annotator3"]]
         .merge(gpt[["idx", "gpt_result"]], on="idx", how="left", validate="one_to_one")
@@ -403,7 +411,7 @@ def debias_judge_results(
     table = {tuple(f.stem.split("_vs_", 1)[1].rsplit("_", 1)): f for f in files}
     _choices(opponent, tuple(sorted({o for o, _ in table})), "opponent")
     _choices(judge, tuple(sorted({j for o, j in table if o == opponent})), f"judge for {opponent}")
-    raw = _read_json(table[opponent, judge])
+    raw = _read(table[opponent, judge])
     raw = raw.assign(
         pick=raw["judge_pick"].astype("string").str.strip().str.upper(),
         verdict=raw["human_winner"].astype("string").str.strip().str.lower(),
@@ -463,7 +471,7 @@ def triviaqa_judges(path: PathArg = None, *, version: int = 2) -> pd.DataFrame:
     (file,) = _locate(
         path, "judging-judges-triviaqa", f"TriviaQA_Judges_w_HumanJudgement_V{version}.csv"
     )
-    raw = pd.read_csv(file, dtype=str, keep_default_na=False)
+    raw = _read(file).fillna("")  # an empty cell is an empty label here
     human = {1: "HumanJudgement", 2: "Human-Eval"}[version]
     judges = [c for c in raw.columns if c not in {*_TRIVIAQA_TEXT, human, "Human-Eval_Confidence"}]
     labels = raw[[human, *judges]].apply(
@@ -518,7 +526,7 @@ def llmbar(
         verdict (348 in the file) are dropped with a warning.
     """
     (file,) = _locate(path, "llmbar", "llmbar_judgments_long.csv")
-    raw = pd.read_csv(file)
+    raw = _read(file, numeric=("sample", "swapped", "winner", "label"))
     valid = tuple(sorted(raw["strategy"].unique()))
     keep = raw["strategy"].isin(_choices(strategies, valid, "strategies"))
     if not synthesize:
@@ -587,9 +595,9 @@ def llm_rubric(path: PathArg = None, *, part: str = "real") -> pd.DataFrame:
         raise ValueError(f"unknown part {part!r}; valid choices are {sorted(_RUBRIC_FILES)}")
     sub, judge_file, human_file = _RUBRIC_FILES[part]
     ev_file, hu_file = _locate(path, "llm-rubric", f"{sub}/{judge_file}", f"{sub}/{human_file}")
-    ev = pd.read_csv(ev_file, sep="\t", dtype={"text_id": str, "criterion": str})
-    hu = pd.read_csv(hu_file, sep="\t", dtype={"text_id": str})
+    ev = _read(ev_file, numeric=("sample_llm", *(f"answer{k}_prob" for k in range(1, 5))))
     questions = sorted(ev["criterion"].unique())
+    hu = _read(hu_file, numeric=questions)
     long = hu.melt(id_vars=["text_id", "annotator_id"], value_vars=questions,
                    var_name="criterion", value_name="human")
     long = _drop(long, long["human"].isna() | (long["human"] == 0),

@@ -182,7 +182,7 @@ def test_library_errors_are_one_line_naming_the_flag(tmp_path, capsys):
                  "--outcome", "y"])
     assert code == 2
     line = one_line_error(capsys)
-    assert "--outcome" in line and "rows 1" in line
+    assert "--outcome" in line and "rows 2" in line  # rows are the file's records, from 1
     assert "--fractional" in line and "fractional=True" not in line
     # an identification error from the fit itself: two disconnected pairs
     path = tmp_path / "split.csv"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -276,8 +278,8 @@ def test_labels_that_differ_by_spaces_or_number_format_are_one_item():
     assert issubclass(LabelNormalizationWarning, UserWarning)
     numeric = pd.DataFrame({"item_a": [1, 2, 3, 2], "item_b": [2.0, 1.5, 1.0, 1.0],
                             "judge": [7.0, 7.0, 8.0, 7.0], "outcome": [1.0, 0.0, 0.5, 1.0]})
-    with pytest.warns(LabelNormalizationWarning, match=r"2\.0 -> '2'"):
-        data = Comparisons.from_frame(numeric)
+    with pytest.warns(LabelNormalizationWarning, match=r"2\.0 -> '2' \(number written once\)"):
+        data = Comparisons.from_frame(numeric, outcome_kind="code")  # item 1 and outcome 1
     assert data.items == ("1", "1.5", "2", "3") and data.judges == ("7", "8")
     cells = data.to_frame().set_index(["judge", "item_i", "item_j"])
     assert cells.loc[("7", "1", "2"), "count"] == 2  # int 1 vs 2.0 and int 2 vs 1.0: one pair
@@ -354,3 +356,84 @@ def test_from_codes_refuses_soft_outcomes_fractional_counts_and_bad_orders():
     soft = Comparisons.from_codes(["a", "b", "c"], ["j"], **{**base, "outcome": [1.0, 0.3]},
                                   count=[1.0, 0.5], fractional=True)
     np.testing.assert_allclose(soft.wins, [1.0, 0.15])
+
+
+# ------------------------------------------------------------------ issue 15: labels as text
+def test_invisible_unicode_differences_are_one_label_and_said():
+    """Catches café in NFC and NFD, a zero-width space (U+200B, U+200C, U+200D, U+2060,
+    U+FEFF) or a non-breaking / other Unicode space splitting one item or judge into two,
+    and a warning that does not say what changed (the changes are invisible)."""
+    from bayescal.data import LabelNormalizationWarning
+
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    zero = ["gpt\u200b", "gpt\u200c", "gpt\u200d", "gpt\u2060", "\ufeffgpt"]
+    df = pd.DataFrame({"item_a": [nfc, nfd, *zero, "a\u00a0b", "a\u2009b", "a\u3000b"],
+                       "item_b": ["x"] * 10, "judge": [f"j\u00a0{k % 2}" for k in range(10)],
+                       "outcome": [1.0] * 10})
+    with pytest.warns(LabelNormalizationWarning) as caught:
+        data = Comparisons.from_frame(df)
+    assert data.items == ("a b", "café", "gpt", "x") and data.judges == ("j 0", "j 1")
+    text = str(caught[0].message)
+    assert "'cafe\\u0301' -> 'café' (Unicode composed (NFC))" in text
+    assert "'gpt\\u200b' -> 'gpt' (zero-width character removed)" in text
+    assert "(Unicode space made ordinary)" in text and "'judge'" in text
+    # text is never number-normalised; numbers are (a float 1.0 and an int 1 are one label)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text_labels = Comparisons.from_frame(pd.DataFrame(
+            {"item_a": ["1", "01", "1.0"], "item_b": ["x", "x", "x"],
+             "outcome": ["model_a", "model_b", "tie"]}))
+    assert text_labels.items == ("01", "1", "1.0", "x")
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["numbers", "strings"])
+def test_outcome_that_is_both_an_item_label_and_a_code_is_refused(as_text):
+    """Catches numeric items with a winner-label outcome read one way without comment: items
+    1 and 2 with outcome 1 in a row where item_a is 2 means 'item_a won' as a code but 'item 1
+    (= item_b) won' as a label. Today the number path took the code silently while the same
+    data as strings raised; both now refuse and say how to resolve it."""
+    df = pd.DataFrame({"item_a": [1, 2, 1, 3], "item_b": [2, 1, 3, 2], "outcome": [1, 1, 3, 2]})
+    if as_text:
+        df = df.astype(str)
+    with pytest.raises(DataError, match=r"both an item's label and a verdict code.*rows 1.*"
+                                        r"outcome_kind='code'.*outcome_kind='winner'") as err:
+        Comparisons.from_frame(df.iloc[:2])
+    assert err.value.argument == "outcome"
+    winner = Comparisons.from_frame(df, outcome_kind="winner")
+    words = df.assign(outcome=["model_a", "model_b", "model_b", "model_b"])
+    same = Comparisons.from_frame(words)
+    for f in ("item_i", "item_j", "count", "wins"):
+        np.testing.assert_array_equal(getattr(winner, f), getattr(same, f))
+    code = Comparisons.from_frame(df.iloc[:2], outcome_kind="code")
+    np.testing.assert_array_equal(code.wins, [1.0])  # each row item_a won: 1 of 2 for item 1
+    np.testing.assert_array_equal(code.count, [2.0])
+    with pytest.raises(DataError, match=r"must lie in \[0, 1\].*rows 2, 3"):
+        Comparisons.from_frame(df, outcome_kind="code")  # 3 and 2 are no codes
+    with pytest.raises(DataError, match="outcome_kind must be one of"):
+        Comparisons.from_frame(df, outcome_kind="label")
+
+
+def test_outcome_codes_with_numeric_items_are_read_when_both_readings_agree():
+    """A frame whose every ambiguous value means the same either way stays accepted (no
+    refusal where no answer could be wrong)."""
+    df = pd.DataFrame({"item_a": [1, 3, 1], "item_b": [2, 0, 0], "outcome": [1, 0, 1]})
+    data = Comparisons.from_frame(df)  # outcome 1 where item_a is 1; 0 where item_b is 0
+    np.testing.assert_array_equal(data.wins, [0.0, 1.0, 1.0])  # cells (0,1), (0,3), (1,2)
+
+
+def test_from_codes_refuses_what_an_integer_cast_would_change():
+    """Catches code 0.7 cast to item 0, order 0.5 cast to 'not recorded', and humans that are
+    no judge accepted (the calibration would then have no human sample)."""
+    base = {"judge": [0, 0], "item_a": [0, 1], "item_b": [1, 2], "outcome": [1.0, 0.0]}
+    for change, match in (({"item_a": [0.7, 1]}, r"item_a must be whole numbers.*\[0\].*0\.7"),
+                          ({"judge": [0, np.nan]}, r"judge must be whole numbers.*\[1\]"),
+                          ({"order": [1, 0.5]}, r"order must be whole numbers.*0\.5"),
+                          ({"humans": ["human"]}, r"humans=\['human'\] are not judges"),
+                          ({"item_b": ["1", "2"]}, r"item_b must be integer codes")):
+        with pytest.raises(DataError, match=match):
+            Comparisons.from_codes(["a", "b", "c"], ["j"], **{**base, **change})
+    with pytest.raises(DataError, match=r"items repeat the label\(s\) \['a'\]"):
+        Comparisons.from_codes(["a", "a", "c"], ["j"], **base)
+    ok = Comparisons.from_codes(["a", "b", "c"], ["j", "h"], **base, order=[1.0, -1.0],
+                                humans=["h"])
+    assert ok.humans == ("h",) and ok.has_order

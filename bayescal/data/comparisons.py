@@ -19,6 +19,7 @@ from bayescal.data.normalize import (
     _column_problems,
     _DefaultColumn,
     _missing_columns_error,
+    _numbers,
     _rows,
 )
 
@@ -30,58 +31,94 @@ _A_WORDS = frozenset({"a", "model_a", "item_a", "left", "first"})
 _B_WORDS = frozenset({"b", "model_b", "item_b", "right", "second"})
 
 
+OUTCOME_KINDS = ("auto", "code", "winner")
+
+
+def _code_meaning(text: str) -> float:
+    """What a text means as a verdict code: a number, or a verdict word; NaN if neither."""
+    lower = text.lower()
+    if lower in _A_WORDS:
+        return 1.0
+    if lower in _B_WORDS:
+        return 0.0
+    if lower in _TIE_WORDS:
+        return 0.5
+    try:
+        value = float(text)
+    except ValueError:
+        return np.nan
+    return value if np.isfinite(value) else np.nan
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
 def _outcome_values(
     raw: pd.Series,
     ia: NDArray[np.int64],
     ib: NDArray[np.int64],
     items: tuple[str, ...],
     column: str,
+    kind: str = "auto",
 ) -> NDArray[np.float64]:
-    """Turn an outcome column into P(item_a preferred): numbers or verdict words.
+    """Turn an outcome column into P(item_a preferred): verdict codes or the winner's label.
 
-    Verdict words accepted (case-insensitive): the winning item's label, ``a``/``model_a``/
-    ``left``/``first`` for item_a, ``b``/``model_b``/``right``/``second`` for item_b, and
-    ``tie``/``draw`` for a tie (0.5). Words are read once per distinct value, not per row.
+    ``kind="code"``: numbers (1 = item_a preferred, 0 = item_b, 0.5 = tie) and verdict words
+    (case-insensitive): ``a``/``model_a``/``item_a``/``left``/``first`` for item_a,
+    ``b``/``model_b``/``item_b``/``right``/``second`` for item_b, ``tie``/``draw``/
+    ``tie (bothbad)`` for a tie. ``kind="winner"``: the winning item's label (item_a -> 1,
+    item_b -> 0) or a tie word. ``kind="auto"``: each distinct value is read as whichever of
+    the two it can be; a value that is both an item label and a code (items ``1``, ``2`` and an
+    outcome ``1``) is refused unless both readings agree on every row. Values are read once per
+    distinct value, not per row.
     """
-    if pd.api.types.is_bool_dtype(raw) or pd.api.types.is_numeric_dtype(raw):
-        return raw.to_numpy(dtype=np.float64)
+    if kind not in OUTCOME_KINDS:
+        raise DataError(f"outcome_kind must be one of {list(OUTCOME_KINDS)}, got {kind!r}",
+                        argument="outcome_kind")
+    numeric = pd.api.types.is_bool_dtype(raw) or pd.api.types.is_numeric_dtype(raw)
+    if numeric and kind != "winner" and (
+            kind == "code" or not any(_is_number(x) for x in items)):
+        return raw.to_numpy(dtype=np.float64)  # no item label can equal a number
     codes, uniques = pd.factorize(raw)
-    value = np.full(len(uniques), np.nan)  # meaning as a number or a verdict word
+    value = np.full(len(uniques), np.nan)  # meaning as a verdict code
     named = np.full(len(uniques), -1, np.int64)  # code of the item the value names
     item_code = {lab: c for c, lab in enumerate(items)}
     for u, v in enumerate(uniques):
-        if isinstance(v, (bool, np.bool_, int, float, np.number)):
-            value[u] = float(v)
-            continue
-        text = str(v).strip()
-        lower = text.lower()
-        if lower in _A_WORDS:
-            value[u] = 1.0
-        elif lower in _B_WORDS:
-            value[u] = 0.0
-        elif lower in _TIE_WORDS:
-            value[u] = 0.5
-        else:
-            try:
-                value[u] = float(text)
-            except ValueError:
-                pass
-        named[u] = item_code.get(text, -1)
+        text = _canonical(v)
+        if kind != "winner":
+            value[u] = (float(v) if isinstance(v, (bool, np.bool_, int, float, np.number))
+                        else _code_meaning(text))
+        if kind != "code":
+            named[u] = item_code.get(text, -1)
+            if kind == "winner" and named[u] < 0 and text.lower() in _TIE_WORDS:
+                value[u] = 0.5
     out = value[codes]
-    if (named >= 0).any():
+    label_rows = named[codes] >= 0
+    if label_rows.any():
         winner = named[codes]
         by_label = np.where(ia == winner, 1.0, np.where(ib == winner, 0.0, np.nan))
-        label_rows = winner >= 0
-        clash = label_rows & ~np.isnan(out) & (by_label != out)
-        if clash.any():
+        ambiguous = label_rows & ~np.isnan(out)
+        differ = ambiguous & (by_label != out)  # a NaN by_label differs too
+        if differ.any():
+            both = sorted({_canonical(v) for u, v in enumerate(uniques)
+                           if named[u] >= 0 and not np.isnan(value[u])})
+            first = int(np.flatnonzero(differ)[0])
             raise DataError(
-                f"column {column!r} holds values that are both an item's label and a verdict word "
-                f"or number with another meaning (rows {_rows(raw.index, clash)}: "
-                f"{sorted(set(raw[clash].head(_MAX_LISTED).astype(str)))}); use 'model_a' / "
-                "'model_b' / 'tie' or 1 / 0 / 0.5 instead",
+                f"column {column!r} holds values that are both an item's label and a verdict "
+                f"code ({both[:_MAX_LISTED]}), and the two readings differ in rows "
+                f"{_rows(raw.index, differ)} (e.g. row {raw.index[first]!r}: item_a "
+                f"{items[ia[first]]!r}, item_b {items[ib[first]]!r}, outcome "
+                f"{_canonical(raw.iloc[first])!r}). Say which is meant: outcome_kind='code' "
+                "(1 = item_a preferred, 0 = item_b, 0.5 = tie) or outcome_kind='winner' (the "
+                "value is the winning item's label), or write the verdicts as 'model_a' / "
+                "'model_b' / 'tie'.",
                 argument="outcome",
             )
-        stray = label_rows & np.isnan(by_label)
+        stray = label_rows & np.isnan(by_label) & np.isnan(out)
         if stray.any():
             raise DataError(
                 f"column {column!r} names an item that is neither item_a nor item_b of its row "
@@ -89,17 +126,37 @@ def _outcome_values(
                 f"{sorted(set(raw[stray].head(_MAX_LISTED).astype(str)))})",
                 argument="outcome",
             )
-        out = np.where(label_rows, by_label, out)
+        out = np.where(label_rows & np.isnan(out), by_label, out)
     unknown = np.isnan(out)
     if unknown.any():
         examples = sorted(set(raw[unknown].head(_MAX_LISTED).astype(str)))
+        expected = {"auto": "neither a number in [0, 1], a known word nor an item's label",
+                    "code": "neither a number in [0, 1] nor a known word (outcome_kind='code')",
+                    "winner": "neither an item's label nor a tie word (outcome_kind='winner')"}
         raise DataError(
-            f"column {column!r} has verdicts that are neither a number in [0, 1] nor a known word "
-            f"(rows {_rows(raw.index, unknown)}: {examples}). Use 1 / 0 / 0.5, the winning item's "
+            f"column {column!r} has verdicts that are {expected[kind]} (rows "
+            f"{_rows(raw.index, unknown)}: {examples}). Use 1 / 0 / 0.5, the winning item's "
             "label, 'model_a' / 'model_b', or 'tie'.",
             argument="outcome",
         )
     return out
+
+
+def _whole(values: ArrayLike, name: str) -> NDArray[np.int64]:
+    """Integer codes, refusing what a cast to int would silently change (0.7 -> 0, NaN)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False).ravel()
+    if arr.dtype.kind != "f":
+        raise DataError(f"{name} must be integer codes, got values of type {arr.dtype}",
+                        argument=name)
+    bad = ~np.isfinite(arr) | (arr != np.round(arr))
+    if bad.any():
+        where = np.flatnonzero(bad.ravel())
+        raise DataError(f"{name} must be whole numbers (integer codes); positions "
+                        f"{where[:_MAX_LISTED].tolist()} have "
+                        f"{arr.ravel()[where[:_MAX_LISTED]].tolist()}", argument=name)
+    return arr.astype(np.int64).ravel()
 
 
 BUILTIN_CLUSTER_KEYS = {
@@ -208,6 +265,7 @@ class Comparisons:
         humans: Sequence[str] = (),
         fractional: bool = False,
         cluster: str | None = None,
+        outcome_kind: str = "auto",
     ) -> Comparisons:
         """Validate a tidy frame of verdicts and aggregate it to cells.
 
@@ -236,6 +294,12 @@ class Comparisons:
             different keys are independent. The column must exist. Cells are unchanged; the
             (cluster, cell) sums are kept in ``cluster_code``, ``cluster_cell``,
             ``cluster_count`` and ``cluster_wins`` with labels ``clusters``.
+        outcome_kind : {"auto", "code", "winner"}
+            How ``outcome`` is read: ``"code"``, a verdict code (a number, or a word such as
+            ``model_a``, see notes); ``"winner"``, the winning item's label (or a tie word);
+            ``"auto"`` (default), whichever of the two each value can be. A value that is both
+            (items labelled ``1`` and ``2`` and an outcome ``1``: item_a preferred, or item
+            ``"1"``?) is refused in ``"auto"`` unless both readings agree on every row.
 
         Returns
         -------
@@ -245,20 +309,27 @@ class Comparisons:
         ------
         DataError
             Empty frame, a missing column, missing values, blank labels, an outcome other than
-            0, 1/2, 1 (outside [0, 1] with ``fractional``), a self-comparison, an order other
-            than +1/-1, a count that is not a positive whole number (not positive with
-            ``fractional``), fewer than two items, or a human label that is not a judge.
+            0, 1/2, 1 (outside [0, 1] with ``fractional``), an outcome that is both an item's
+            label and a code with readings that differ (``outcome_kind``), a self-comparison,
+            an order other than +1/-1, a count that is not a positive whole number (not
+            positive with ``fractional``), fewer than two items, or a human label that is not
+            a judge.
 
         Warns
         -----
         LabelNormalizationWarning
-            When labels (items, judges) were rewritten: surrounding whitespace is removed and
-            equal numbers get one text (an integer 1 and a float 1.0 are both item ``"1"``).
+            When labels (items, judges, cluster keys) were rewritten, each with the reason:
+            surrounding whitespace removed; Unicode composed (NFC: ``café`` typed with a
+            combining accent is ``café``); zero-width characters removed; Unicode spaces made
+            ordinary; a number written once (an integer 1 and a float 1.0 are both ``"1"``).
+            Text is never read as a number: ``"007"`` and ``"7"`` are two items.
 
         Notes
         -----
         Verdict words (case-insensitive): the winning item's label, ``model_a``/``a``/``left``
         for item_a, ``model_b``/``b``/``right`` for item_b, ``tie``/``draw`` for a tie.
+        Outcomes, orders and counts may be numbers or text (a file read as text): text is
+        parsed once per distinct value, and a text that is not a number is refused by row.
         """
         if not isinstance(df, pd.DataFrame):
             raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -317,8 +388,8 @@ class Comparisons:
             notes.append(f"humans: {', '.join(renamed)}")
         if notes:
             warnings.warn(
-                "labels normalised (surrounding whitespace removed; equal numbers written once, "
-                f"1.0 as '1'): {'; '.join(notes)}. Clean the labels to silence this warning.",
+                f"labels normalised: {'; '.join(notes)}. Clean the labels to silence this "
+                "warning.",
                 LabelNormalizationWarning,
                 stacklevel=2,
             )
@@ -326,7 +397,7 @@ class Comparisons:
         if unknown:
             raise DataError(f"humans={unknown} are not judges in the data; judges are {judges}",
                             argument="humans")
-        y = _outcome_values(df[outcome], ia, ib, items, outcome)
+        y = _outcome_values(df[outcome], ia, ib, items, outcome, outcome_kind)
         bad = ~((y >= 0) & (y <= 1))
         if bad.any():
             raise DataError(
@@ -346,7 +417,7 @@ class Comparisons:
                     argument="outcome",
                 )
         if "order" in present:
-            o_raw = pd.to_numeric(df[present["order"]], errors="coerce").to_numpy(np.float64)
+            o_raw = _numbers(df[present["order"]], present["order"], refuse=False)
             bad = ~np.isin(o_raw, (1.0, -1.0))
             if bad.any():
                 raise DataError(
@@ -360,7 +431,7 @@ class Comparisons:
         else:
             o = None  # not recorded: no column of zeros
         if "count" in present:
-            n = pd.to_numeric(df[present["count"]], errors="coerce").to_numpy(np.float64)
+            n = _numbers(df[present["count"]], present["count"], refuse=False)
             bad = ~np.isfinite(n) | (n <= 0)
             if not fractional:
                 bad |= n != np.floor(n)
@@ -407,16 +478,29 @@ class Comparisons:
         Raises
         ------
         DataError
-            Codes out of range, a self-comparison, an outcome other than 0, 1/2, 1 (outside
-            [0, 1] with ``fractional``), a count that is not a positive whole number, or an
-            order other than -1, 0, +1.
+            Codes that are not whole numbers (0.7 is not a code) or out of range, repeated
+            item or judge labels, a self-comparison, an outcome other than 0, 1/2, 1 (outside
+            [0, 1] with ``fractional``), a count that is not a positive whole number, an order
+            other than -1, 0, +1 (0.5 is none of them), or ``humans`` that are not judges.
         """
-        ia = np.asarray(item_a, dtype=np.int64)
-        ib = np.asarray(item_b, dtype=np.int64)
-        k = np.asarray(judge, dtype=np.int64)
-        y = np.asarray(outcome, dtype=np.float64)
-        n = None if count is None else np.asarray(count, dtype=np.float64)
-        o = None if order is None else np.asarray(order, dtype=np.int64)
+        ia = _whole(item_a, "item_a")
+        ib = _whole(item_b, "item_b")
+        k = _whole(judge, "judge")
+        try:
+            y = np.asarray(outcome, dtype=np.float64)
+            n = None if count is None else np.asarray(count, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataError("outcome and count must be numbers") from None
+        o = None if order is None else _whole(order, "order")
+        for what, labels in (("items", items), ("judges", judges)):
+            repeated = sorted({str(x) for x in labels if list(labels).count(x) > 1})
+            if repeated:
+                raise DataError(f"{what} repeat the label(s) {repeated[:_MAX_LISTED]}; each "
+                                "code needs its own label", argument=what.rstrip("s"))
+        unknown = [h for h in humans if h not in tuple(judges)]
+        if unknown:
+            raise DataError(f"humans={unknown} are not judges; judges are {tuple(judges)}",
+                            argument="humans")
         if len(ia) == 0:
             raise DataError("there are no comparisons")
         if len(items) < 2:

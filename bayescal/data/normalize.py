@@ -1,13 +1,22 @@
-"""Label normalisation and column checks shared by every data container.
+"""Label normalisation, number parsing and column checks shared by every data container.
 
-A label is one text: surrounding whitespace goes and equal numbers are written once (an
-integer 1 and a float 1.0 are both ``"1"``). Each distinct value is normalised once, and one
-:class:`LabelNormalizationWarning` says what changed. A column the caller names must exist; a
-column left at its default may be absent (:class:`_DefaultColumn`).
+A label is one text. Text is never read as a number: ``"007"`` and ``"7"`` are two labels, and
+so are ``"1.10"`` and ``"1.1"``; ``"NA"`` and ``"None"`` are labels like any other. What a label
+loses is what a reader cannot see: surrounding whitespace, the difference between Unicode's
+composed and decomposed forms (``café`` typed as one character or as ``e`` and a combining
+accent: both become the composed form, NFC), zero-width characters (U+200B, U+200C, U+200D,
+U+2060 and the byte-order mark U+FEFF, removed) and non-breaking or other Unicode spaces
+(written as an ordinary space). A label that arrives as a number (a numeric column of a
+DataFrame, a JSON or Parquet number) is written once: an integer 1 and a float 1.0 are both
+``"1"``. Each distinct value is normalised once, and one :class:`LabelNormalizationWarning`
+says what changed and why. A column the caller names must exist; a column left at its default
+may be absent (:class:`_DefaultColumn`). Numbers read from text (outcomes, counts, display
+orders, scores) are parsed explicitly by :func:`_numbers`, whose errors name the rows.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -101,9 +110,24 @@ def _missing_columns_error(
     )
 
 
+# Characters a reader cannot see: removed (zero-width) or written as an ordinary space.
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+          "\u202f\u205f\u3000"
+_INVISIBLE = str.maketrans({**dict.fromkeys(_ZERO_WIDTH, None), **dict.fromkeys(_SPACES, " ")})
+
+
+def _canonical_text(text: str) -> str:
+    """Surrounding whitespace off, Unicode NFC, zero-width characters out, Unicode spaces made
+    ordinary. Never a number format: ``"1.10"`` stays ``"1.10"``."""
+    if text.isascii():  # the common case: nothing invisible can be in it
+        return text.strip()
+    return unicodedata.normalize("NFC", text.translate(_INVISIBLE)).strip()
+
+
 def _canonical(value: object) -> str:
-    """One text per label: equal numbers get one text (1 and 1.0 -> '1'; 1.5 -> '1.5') and text
-    loses surrounding whitespace."""
+    """One text per label: a number is written once (1 and 1.0 -> '1'; 1.5 -> '1.5'), a text
+    only loses what a reader cannot see (see the module docstring)."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):
@@ -111,11 +135,35 @@ def _canonical(value: object) -> str:
     if isinstance(value, (float, np.floating)):
         v = float(value)
         return str(int(v)) if v.is_integer() else repr(v)
-    return str(value).strip()
+    return _canonical_text(str(value))
+
+
+def _why_changed(value: object, label: str) -> str:
+    """What normalising ``value`` to ``label`` did, in words (for the warning)."""
+    if not isinstance(value, str):
+        return "number written once"
+    reasons = []
+    if any(c in value for c in _ZERO_WIDTH):
+        reasons.append("zero-width character removed")
+    if any(c in value for c in _SPACES):
+        reasons.append("Unicode space made ordinary")
+    if not unicodedata.is_normalized("NFC", value.translate(_INVISIBLE)):
+        reasons.append("Unicode composed (NFC)")
+    if value.translate(_INVISIBLE) != value.translate(_INVISIBLE).strip():
+        reasons.append("surrounding whitespace removed")
+    return ", ".join(reasons) or "normalised"
 
 
 def _shown(value: object) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    """A value as the warning shows it: invisible characters escaped, so that the change is
+    visible (``'gpt-4\\u200b'``); decomposed text shows its combining marks escaped."""
+    if not isinstance(value, str):
+        return str(value)
+    if value.isascii():
+        return repr(value)
+    out = "".join(c if unicodedata.category(c)[0] not in "MZC" or c == " "
+                  else f"\\u{ord(c):04x}" for c in value)
+    return f"'{out}'"
 
 
 def _coded_labels(
@@ -125,9 +173,18 @@ def _coded_labels(
     note of what normalisation changed (None if nothing).
 
     Labels are coded once per distinct value (``pd.factorize``), so normalising costs nothing
-    per row; missing values were refused before.
+    per row; missing values were refused before. Two raw values with one canonical label
+    (``café`` in NFC and NFD) get one label here and one code in the caller's recoding.
     """
-    codes, uniques = pd.factorize(s)
+    try:
+        codes, uniques = pd.factorize(s)
+    except TypeError:  # unhashable cells: lists or dicts (e.g. a JSON array in a label column)
+        bad = s.map(lambda v: not isinstance(v, (str, int, float, bool, np.generic))).to_numpy(bool)
+        raise DataError(
+            f"column {column!r} holds lists or objects, not labels, in rows "
+            f"{_rows(s.index, bad)} (e.g. {s[bad].iloc[0]!r}); write each label as one text",
+            argument=argument,
+        ) from None
     raw = list(uniques)
     labels = [_canonical(v) for v in raw]
     blank = [u for u, lab in enumerate(labels) if lab == ""]
@@ -141,11 +198,48 @@ def _coded_labels(
     if not changed:
         return codes.astype(np.int64, copy=False), labels, None
     n_rows = int(np.bincount(codes, minlength=len(raw))[changed].sum())
-    examples = ", ".join(f"{_shown(raw[u])} -> {labels[u]!r}" for u in changed[:_MAX_LISTED])
+    examples = ", ".join(f"{_shown(raw[u])} -> {labels[u]!r} ({_why_changed(raw[u], labels[u])})"
+                         for u in changed[:_MAX_LISTED])
     more = f" and {len(changed) - _MAX_LISTED} more" if len(changed) > _MAX_LISTED else ""
     note = (f"column {column!r}: {len(changed)} label{'s' if len(changed) > 1 else ''} in "
             f"{n_rows} row{'s' if n_rows > 1 else ''} ({examples}{more})")
     return codes.astype(np.int64, copy=False), labels, note
+
+
+def _numbers(
+    s: pd.Series, column: str, argument: str | None = None, *, what: str = "numbers",
+    hint: str = "", refuse: bool = True,
+) -> NDArray[np.float64]:
+    """A column as floats, parsed explicitly: numbers as they are, text by ``float`` once per
+    distinct value (surrounding whitespace allowed). Missing cells are NaN; a text that is not
+    a number (the text ``nan`` included) is a DataError naming its rows and values, or, with
+    ``refuse=False``, NaN for a caller whose own check then names the rows and raw values.
+    """
+    if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+        return s.to_numpy(dtype=np.float64, na_value=np.nan)
+    codes, uniques = pd.factorize(s)  # missing cells get code -1
+    value = np.full(len(uniques) + 1, np.nan)
+    bad = []
+    for u, v in enumerate(uniques):
+        if isinstance(v, (bool, np.bool_, int, float, np.number)):
+            value[u] = float(v)
+            continue
+        try:
+            value[u] = float(str(v).strip())
+        except ValueError:
+            bad.append(u)
+            continue
+        if np.isnan(value[u]):  # the text "nan" is not a number, and not a missing cell either
+            bad.append(u)
+    if bad and refuse:
+        rows = np.isin(codes, bad)
+        examples = [uniques[u] for u in bad[:_MAX_LISTED]]
+        raise DataError(
+            f"column {column!r} must hold {what}; rows {_rows(s.index, rows)} have "
+            f"{examples}{hint}",
+            argument=argument,
+        )
+    return value[codes]
 
 
 def _recode(

@@ -7,11 +7,19 @@ in every twin (as statsmodels' ``cov_type`` is the same for every model):
 
 ``expected``
     Model-based covariance from the expected (Fisher) information :math:`I(\hat\theta)`.
-    For a maximum-likelihood fit it is :math:`I^{-1}`; for a weighted (composite) objective
-    :math:`\sum_b w_b \ell_b` it is :math:`H^{-1} (\sum_b w_b^2 I_b) H^{-1}` with
-    :math:`H = \sum_b w_b I_b`, which reduces to :math:`I^{-1}` when every weight is one.
+    For a maximum-likelihood fit it is :math:`I^{-1}`. For a weighted objective
+    :math:`\ell_1 + w\,\ell_2` of two independent samples (DIAL's human calibration) the
+    model-based covariance is :math:`H^{-1}(I_1 + w^2 I_2)H^{-1}` with :math:`H = I_1 + w I_2`.
+    A block's own information is not invariant under a change of chart where that block's
+    score is not zero (only the total score vanishes at the estimate), so the twin writes
+    :math:`I_2 = (H - I_1)/w` and computes the chart-free
+    :math:`w H^{-1} + (1 - w) H^{-1} I_1 H^{-1}`; it equals :math:`H^{-1}` at :math:`w = 1`
+    (the joint likelihood), :math:`I_2^{-1}/w` as :math:`w \to \infty` and :math:`I_1^{-1}` at
+    :math:`w = 0`.
 ``observed``
-    The same with the observed information (minus the Hessian of the log-likelihood).
+    The same with the observed information (minus the Hessian of the log-likelihood) as
+    :math:`H` (and, for the weighted objective, the first block's Fisher information as
+    :math:`I_1`).
 ``sandwich``
     :math:`H^{-1} J H^{-1}` with the observed-information bread :math:`H` and the meat
     :math:`J = \sum_t s_t s_t^\top` over the per-verdict scores :math:`s_t` (HC0, White
