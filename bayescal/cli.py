@@ -140,12 +140,27 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def _read_table(path: str) -> pd.DataFrame:
+def _read_table(path: str, format: str | None = None) -> pd.DataFrame:
     """The input table as text, nothing guessed (:func:`bayescal.io.read_table`); a file that
     cannot be read is a DataError naming it (one line, exit code 2)."""
     from bayescal.io import read_table
 
-    return read_table(path)[0]
+    return read_table(path, format=format)[0]
+
+
+#: bayescal.io's file formats and verdict layouts (names of ``--format``; a test keeps them
+#: equal to bayescal.io.format_names() and layout_names() without importing pandas here).
+_FILE_FORMATS = ("csv", "tsv", "parquet", "json", "jsonl")
+_LAYOUTS = ("tidy", "fastchat", "arena", "alpaca_eval", "judge_aware")
+
+
+def _format_flag(p: argparse.ArgumentParser, *, layouts: bool) -> None:
+    names = [*_FILE_FORMATS, *(_LAYOUTS if layouts else ())]
+    what = ("a file format or a verdict layout (FastChat MT-Bench judgments, Chatbot Arena "
+            "battles, AlpacaEval annotations, judge_aware: Xu et al. 2026)" if layouts
+            else "the file format")
+    p.add_argument("--format", default=None, choices=names, metavar="NAME",
+                   help=f"{what}: {', '.join(names)} (default: recognised from the content)")
 
 
 def _given(args: argparse.Namespace, arguments: Sequence[str]) -> dict[str, Any]:
@@ -358,9 +373,10 @@ _DATA_FLAGS: Mapping[str, tuple[tuple[str, str, str], ...]] = {
         ("item", "the row number", "column of item labels"),
     ),
 }
-_FILE_HELP = {"Comparisons": "table with one row per verdict (CSV)",
-              "Labels": "table with one row per item: human and judge labels (CSV)",
-              "Ratings": "table with one row per item: judge and human scores (CSV)"}
+_FILE_HELP = {"Comparisons": "table of verdicts: one row per verdict, or a layout of --format "
+                              "(CSV, TSV, JSON, JSON Lines, Parquet)",
+              "Labels": "table with one row per item: human and judge labels",
+              "Ratings": "table with one row per item: judge and human scores"}
 
 
 def _data_flags(p: argparse.ArgumentParser, data_type: str) -> None:
@@ -427,6 +443,9 @@ def _model_flags(p: argparse.ArgumentParser, entry: registry.Entry) -> None:
             if opt.choices is not None:
                 kwargs["choices"] = [*opt.choices, *opt.words]
         p.add_argument(opt.flag, **kwargs)
+        if opt.cli_off is not None:
+            p.add_argument(f"--{opt.cli_off}", dest=f"opt_{opt.name}", action="store_false",
+                           default=None, help=f"the same as --no-{opt.flag[2:]}")
 
 
 def _sampling_flags(p: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -474,6 +493,7 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         p = models.add_parser(entry.cli, help=entry.title,
                               description=f"{entry.title} ({entry.paper.cite()}).")
         p.add_argument("file", type=_existing_file, help=_FILE_HELP[entry.data_type])
+        _format_flag(p, layouts=entry.data_type == "Comparisons")
         _data_flags(p, entry.data_type)
         if entry.stem == "human_calibration":
             p.add_argument("--human", type=_existing_file, default=None, metavar="FILE",
@@ -504,25 +524,50 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 
 # ---------------------------------------------------------------- reading the data
-def _input(path: str, frame: pd.DataFrame, role: str) -> dict[str, Any]:
+# Files are read by bayescal.io (formats and verdict layouts recognised from the content, text
+# read as text, numbers parsed explicitly); the columns are checked here first, so that a
+# missing one is named by its flag.
+def _input(path: str, frame: pd.DataFrame, role: str, layout: str | None = None
+           ) -> dict[str, Any]:
     from bayescal.runs import describe_input
 
-    return describe_input(path, len(frame), role)
+    record = describe_input(path, len(frame), role)
+    if layout is not None:
+        record["layout"] = layout
+    return record
+
+
+def _verdicts(args: argparse.Namespace, path: str, columns: Mapping[str, Any]
+              ) -> tuple[pd.DataFrame, str]:
+    """A file of verdicts in the tidy columns (any layout of bayescal.io), and its layout."""
+    from bayescal.data import DataError
+    from bayescal.io import read_verdicts
+
+    fmt = getattr(args, "format", None)
+    try:
+        frame, source = read_verdicts(path, format=fmt, **columns)
+    except DataError as err:
+        if fmt is None and not columns and "layout" in str(err):  # a layout was recognised
+            raise DataError(f"{err} — the layout was recognised from the columns; to read "
+                            "the file as tidy verdicts name its columns (--item-a, --item-b, "
+                            "--outcome) or pass --format tidy", argument=err.argument) from err
+        raise
+    return frame, str(source.layout)
 
 
 def _read_comparisons(args: argparse.Namespace, entry: registry.Entry, path: str,
-                      ) -> tuple[Any, pd.DataFrame]:
+                      ) -> tuple[Any, pd.DataFrame, str]:
     from bayescal.data import Comparisons
 
     names = [k for k, _, _ in _DATA_FLAGS["Comparisons"]]
-    frame = _read_table(path)
     columns = _given(args, names)
+    frame, layout = _verdicts(args, path, columns)
     _check_columns(frame, path, Comparisons.from_frame, columns, names)
     column = _cluster_column(args, frame, path, entry.cluster_keys, entry.cli)
     humans = getattr(args, "humans", None) or ()
     data = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional,
                                   humans=humans)
-    return data, frame
+    return data, frame, layout
 
 
 def _read_data(args: argparse.Namespace, entry: registry.Entry
@@ -531,22 +576,23 @@ def _read_data(args: argparse.Namespace, entry: registry.Entry
     if entry.stem == "human_calibration":
         return _read_human_calibration(args, entry)
     if entry.data_type == "Comparisons":
-        data, frame = _read_comparisons(args, entry, args.file)
-        return data, [_input(args.file, frame, "verdicts")]
-    frame = _read_table(args.file)
+        data, frame, layout = _read_comparisons(args, entry, args.file)
+        return data, [_input(args.file, frame, "verdicts", layout)]
+    frame = _read_table(args.file, args.format)
     names = [k for k, _, _ in _DATA_FLAGS[entry.data_type]]
     columns = _given(args, names)
     if entry.data_type == "Labels":
         from bayescal.data import Labels
+        from bayescal.io import read_labels
 
         _check_columns(frame, args.file, Labels.from_frame, columns, names)
-        data = Labels.from_frame(frame, **columns, positive=_positive_value(
-            frame, columns.get("human", "human"), args.positive))
+        data = read_labels(frame, **columns, positive=args.positive)
         return data, [_input(args.file, frame, "labels")]
     from bayescal.data import Ratings
+    from bayescal.io import read_ratings
 
     _check_columns(frame, args.file, Ratings.from_frame, columns, names)
-    data = Ratings.from_frame(frame, scale=tuple(args.rating_scale), **columns)
+    data = read_ratings(frame, scale=tuple(args.rating_scale), **columns)
     return data, [_input(args.file, frame, "ratings")]
 
 
@@ -562,15 +608,15 @@ def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
                           "--humans LABELS naming the human judges of "
                           f"{args.file} (one of the two)", prog)
     if args.humans is not None:
-        data, frame = _read_comparisons(args, entry, args.file)
-        return data, [_input(args.file, frame, "verdicts")]
+        data, frame, layout = _read_comparisons(args, entry, args.file)
+        return data, [_input(args.file, frame, "verdicts", layout)]
     names = [k for k, _, _ in _DATA_FLAGS["Comparisons"]]
-    frame = _read_table(args.file)
-    human_frame = _read_table(args.human_file)
     columns = _given(args, names)
-    _check_columns(frame, args.file, Comparisons.from_frame, columns, names)
     human_cols = {k: v for k, v in columns.items() if k in ("item_a", "item_b", "outcome",
                                                              "count")}
+    frame, layout = _verdicts(args, args.file, columns)
+    human_frame, human_layout = _verdicts(args, args.human_file, human_cols)
+    _check_columns(frame, args.file, Comparisons.from_frame, columns, names)
     _check_columns(human_frame, args.human_file, Comparisons.from_frame, human_cols,
                    ("item_a", "item_b", "outcome", "count"))
     column = _cluster_column(args, frame, args.file, entry.cluster_keys, entry.cli)
@@ -590,19 +636,8 @@ def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
                           f"{args.file} and {args.human_file}; the human judges must have their "
                           "own labels", prog)
     data = Comparisons.concat([llm, human], humans=list(human.judges))
-    return data, [_input(args.file, frame, "verdicts"),
-                  _input(args.human_file, human_frame, "human comparisons")]
-
-
-def _positive_value(frame: pd.DataFrame, human: str, positive: str | None) -> object:
-    """``--positive`` as the human column's type: a number for a numeric column."""
-    import pandas as pd
-    if positive is None or human not in frame or not pd.api.types.is_numeric_dtype(frame[human]):
-        return positive
-    try:
-        return float(positive)
-    except ValueError:
-        return positive
+    return data, [_input(args.file, frame, "verdicts", layout),
+                  _input(args.human_file, human_frame, "human comparisons", human_layout)]
 
 
 def _labels(data: Any) -> list[str]:
@@ -1202,12 +1237,13 @@ def _mean(args: argparse.Namespace) -> int:
     from bayescal.runs import RunWriter
 
     with RunWriter(args.out, inputs=[args.file], force=args.force) as writer:
-        frame = _read_table(args.file)
+        from bayescal.io import read_labels
+
+        frame = _read_table(args.file, args.format)
         columns = _given(args, ("human", "judge", "labelled"))
         _check_columns(frame, args.file, Labels.from_frame, columns,
                        ("human", "judge", "labelled"))
-        labels = Labels.from_frame(frame, **columns,
-                                   positive=_positive_value(frame, args.human, args.positive))
+        labels = read_labels(frame, **columns, positive=args.positive)
         table = judge_mean.estimate(labels, prob=args.prob)
         writer.table("summary.csv", table, "every estimator of the mean (index method)")
         _draw_mean_figure(writer, table)
@@ -1247,7 +1283,8 @@ def _draw_mean_figure(writer: RunWriter, table: pd.DataFrame) -> None:
 
 def _mean_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     mean = sub.add_parser("mean", help="estimate a mean under a noisy judge (Chen et al. 2026)")
-    mean.add_argument("file", type=_existing_file, help="CSV with one row per item")
+    mean.add_argument("file", type=_existing_file, help="table with one row per item (CSV)")
+    _format_flag(mean, layouts=False)
     mean.add_argument("--human", required=True, help="column of human labels")
     mean.add_argument("--judge", required=True, help="column of judge labels")
     mean.add_argument("--labelled", default=None,
@@ -1292,7 +1329,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     import numpy as np
 
     from bayescal.calibration.protocol import default_methods
-    from bayescal.data import DataError, Ratings
+    from bayescal.data import DataError
+    from bayescal.io import read_ratings
     from bayescal.runs import created_now, refuse_inputs, sha256, write_atomic
 
     inputs = [args.anchors, args.scores]
@@ -1331,16 +1369,16 @@ def _calibrate(args: argparse.Namespace) -> int:
                         f"{args.state}; adding them again would count every anchor twice "
                         "(pass --allow-repeat if they are new anchors that happen to be equal)")
     dist = args.dist.split(",") if args.dist else None
-    anchors_df = _read_table(args.anchors)
-    scores_df = _read_table(args.scores)
+    anchors_df = _read_table(args.anchors, args.format)
+    scores_df = _read_table(args.scores, args.format)
     judge_col = None if dist is not None and args.judge not in scores_df else args.judge
-    anchors = Ratings.from_frame(anchors_df, scale=(lo, hi), judge=judge_col, human=args.human,
-                                 judge_dist=dist)
+    anchors = read_ratings(anchors_df, scale=(lo, hi), judge=judge_col, human=args.human,
+                           judge_dist=dist)
     if not anchors.rated.all():
         raise DataError(f"{args.anchors}: rows {list(anchors.index[~anchors.rated][:5])} have no "
                         f"human score in column {args.human!r}; every anchor needs one")
-    targets = Ratings.from_frame(scores_df, scale=(lo, hi), judge=judge_col, human=None,
-                                 judge_dist=dist)
+    targets = read_ratings(scores_df, scale=(lo, hi), judge=judge_col, human=None,
+                           judge_dist=dist)
     takes_dist = fresh.accepts_distributions and anchors.judge_dist is not None
     fresh.partial_fit(anchors.judge_dist if takes_dist else anchors.judge, anchors.human)
     calibrated = fresh.predict(targets.judge_dist if takes_dist else targets.judge)
@@ -1369,6 +1407,7 @@ def _calibrate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     cal.add_argument("anchors", type=_existing_file,
                      help="CSV of anchors: judge and human score per item")
     cal.add_argument("scores", type=_existing_file, help="CSV of judge scores to calibrate")
+    _format_flag(cal, layouts=False)
     cal.add_argument("--scale", nargs=2, type=int, required=True, metavar=("LOW", "HIGH"),
                      help="declared integer scale, e.g. --scale 1 5")
     cal.add_argument("--method", default=None,

@@ -97,6 +97,9 @@ class Option:
         λ: ``gacv``, chosen by GACV); the command line's model step resolves them.
     cli_default : object, optional
         The command line's default where it differs from ``default`` (λ: ``gacv``).
+    cli_off : str, optional
+        For a ``bool`` option, a second flag setting it false besides ``--no-<flag>``
+        (judge discrimination: ``--unweighted``).
     """
 
     name: str
@@ -109,6 +112,7 @@ class Option:
     cli: str | None = None
     words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     cli_default: Any = _SAME
+    cli_off: str | None = None
 
     def __post_init__(self) -> None:
         unknown = (set(self.used_by) | set(self.defaults)) - set(USES)
@@ -378,7 +382,8 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         cluster_keys=_PAIR_KEYS,
         options=(
             Option("discrimination", bool, True, "estimate a discrimination per judge (false: "
-                   "the unweighted BTL, every discrimination 1)", ("build", "fit", "loglik")),
+                   "the unweighted BTL, every discrimination 1)", ("build", "fit", "loglik"),
+                   cli_off="unweighted"),
             Option("scale", str, "log", "scale of the discriminations' Wald interval (log: "
                    "positive; natural: the paper's)", ("fit",), ("log", "natural"),
                    cli="discrimination-scale"),

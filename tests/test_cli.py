@@ -88,6 +88,12 @@ def test_bad_input_exits_with_a_message(verdicts_csv, capsys):
     code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "mle"])
     assert code == 2
     err = capsys.readouterr().err
+    # model_a, model_b, winner: read as Chatbot Arena battles, whose winner words these are not
+    assert "'winner'" in err and "--format tidy" in err and len(err.strip().splitlines()) == 1
+    code = main(["fit", "judge-discrimination-btl", str(verdicts_csv), "--method", "mle",
+                 "--format", "tidy"])
+    assert code == 2
+    err = capsys.readouterr().err
     assert "missing column" in err and "model_a" in err
 
 
@@ -565,6 +571,7 @@ def test_model_options_reach_the_twin(verdicts_csv, tmp_path):
     data = Comparisons.from_frame(frame, item_a="model_a", item_b="model_b", outcome="winner")
     entry = registry.get("judge_discrimination_btl")
     for flags, kwargs in ((["--no-discrimination"], {"discrimination": False}),
+                          (["--unweighted"], {"discrimination": False}),
                           (["--discrimination-scale", "natural"], {"scale": "natural"})):
         out = tmp_path / flags[0].strip("-")
         assert main([*FIT, str(verdicts_csv), *NAMED, "--method", "mle", *flags, "--out",
@@ -816,3 +823,21 @@ def test_data_flags_are_the_readers_keywords():
     for kind, flags in _DATA_FLAGS.items():
         params = inspect.signature(getattr(data, kind).from_frame).parameters
         assert {k for k, _, _ in flags} <= set(params), kind
+
+
+def test_fit_reads_the_fields_layouts_and_records_them(tmp_path):
+    """The command reads what bayescal.io reads (a Chatbot Arena battle file as JSON, found from
+    its content); run.json says which layout was read. --format names are bayescal.io's."""
+    from bayescal import io
+    from bayescal.cli import _FILE_FORMATS, _LAYOUTS
+
+    assert set(_FILE_FORMATS) == set(io.format_names())
+    assert set(_LAYOUTS) == set(io.layout_names())
+    arena = Path(__file__).parent / "data" / "arena_battles.json"
+    out = tmp_path / "run"
+    assert main([*FIT, str(arena), "--method", "mle", "--no-discrimination", "--out",
+                 str(out)]) == 0
+    (source,) = load_run(out).meta["inputs"]
+    assert source["layout"] == "arena" and source["rows"] == 5
+    assert main([*FIT, str(arena), "--method", "mle", "--no-discrimination", "--format",
+                 "fastchat"]) == 2
