@@ -791,6 +791,8 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
         result = est if est is not None else hc.fit(data, llm_weight=lam, **twin, **covariance)
         out.info["intervals"] = result.info["intervals"]
         out.info["covariance"] = _resolved_covariance(result)
+        out.notes.append(f"calibrated human scores at λ = {lam:g} ({options['space']} space, "
+                         f"r = {options['rank']}; intervals: {result.info['intervals']})")
     elif math.isinf(lam):
         if args.method == "map":
             raise _UsageError("GACV chose λ = ∞, the cut posterior, which has no mode; use "
@@ -888,6 +890,10 @@ def _write_outputs(args: argparse.Namespace, writer: RunWriter, entry: registry.
 
 
 _KINDS = {"mle": "Wald", "nuts": "posterior equal-tailed", "map": "a point, no interval"}
+_TITLES = {"order_effect_tests": "Wald tests of the order effects b_k = 0 and b_k = b_k' (Holm "
+                                 "within each family)",
+           "gacv": "GACV over λ (λ = n_l/n_h is the joint MLE)",
+           "baselines": "DIAL's baselines: human scores of every method"}
 
 
 def _print_tables(entry: registry.Entry, tables: Mapping[str, pd.DataFrame], fitted: _Fitted,
@@ -914,9 +920,9 @@ def _print_tables(entry: registry.Entry, tables: Mapping[str, pd.DataFrame], fit
         if "leaderboard" in tables:
             print()
         print(summary.to_string(float_format=number))
-    for name in ("order_effect_tests", "gacv", "baselines"):
+    for name, title in _TITLES.items():
         if name in tables:
-            print(f"\n{name.replace('_', ' ').capitalize()}:")
+            print(f"\n{title}:")
             frame = tables[name]
             print(frame.to_string(index=name == "baselines", float_format=lambda v: f"{v:.5g}"))
     for note in fitted.notes:
@@ -1244,8 +1250,8 @@ def _mean(args: argparse.Namespace) -> int:
         _check_columns(frame, args.file, Labels.from_frame, columns,
                        ("human", "judge", "labelled"))
         labels = read_labels(frame, **columns, positive=args.positive)
-        table = judge_mean.estimate(labels, prob=args.prob)
-        writer.table("summary.csv", table, "every estimator of the mean (index method)")
+        table = judge_mean.estimate(labels, prob=args.prob).rename_axis("estimator")
+        writer.table("summary.csv", table, "every estimator of the mean (index estimator)")
         _draw_mean_figure(writer, table)
         if not args.json:
             import pandas as pd

@@ -214,11 +214,14 @@ class RunWriter:
         self.files[name] = what
         return self._tmp / name
 
-    def table(self, name: str, frame: pd.DataFrame, what: str, *, index: bool = True) -> None:
-        """Write a CSV table (NaN as an empty field)."""
+    def table(self, name: str, frame: pd.DataFrame, what: str) -> None:
+        """Write a CSV table (NaN as an empty field; the index unless it only numbers rows)."""
+        import pandas as pd
+
         path = self.path(name, what)
         if path is not None:
-            frame.to_csv(path, index=index)
+            numbers = isinstance(frame.index, pd.RangeIndex) and frame.index.name is None
+            frame.to_csv(path, index=not numbers)
 
     def result(self, name: str, result: Any, what: str) -> None:
         """Write a fit (an ``Estimate`` or a ``DataTree``) to netCDF."""
@@ -488,12 +491,13 @@ class Run:
             return None
         head = pd.read_csv(self.path / file, nrows=0)
         text = {c: str for c in head.columns
-                if c in ("term", "item", "judge", "parameter", "method", "interval", "note",
-                         "scale", "model", "reason", "reason_code")}
+                if c in ("term", "item", "judge", "judge_2", "parameter", "method", "interval",
+                         "note", "scale", "model", "estimator", "family", "reason",
+                         "reason_code")}
         frame = pd.read_csv(self.path / file, dtype=text, keep_default_na=False,
                             na_values=[""])
         first = head.columns[0]
-        if first in ("term", "item", "judge", "method", "model", "hypothesis"):
+        if first in ("term", "item", "judge", "estimator", "model"):  # the writers' indexes
             frame = frame.set_index(first)
         return frame
 
