@@ -841,3 +841,25 @@ def test_fit_reads_the_fields_layouts_and_records_them(tmp_path):
     assert source["layout"] == "arena" and source["rows"] == 5
     assert main([*FIT, str(arena), "--method", "mle", "--no-discrimination", "--format",
                  "fastchat"]) == 2
+
+
+def test_human_calibration_map_is_the_power_posterior_mode(dial_files, tmp_path):
+    """--method map was not offered for human calibration (a note, then the twin): now the
+    power posterior's mode at the λ given, the library's."""
+    import bayescal as bc
+    from bayescal.data import Comparisons
+    from bayescal.models import human_calibration as hm
+
+    llm, human = dial_files
+    out = tmp_path / "run"
+    assert main(["fit", "human-calibration", str(llm), "--human", str(human), "--method", "map",
+                 "--llm-weight", "4", "--out", str(out)]) == 0
+    data = Comparisons.concat([Comparisons.from_frame(pd.read_csv(llm)),
+                               Comparisons.from_frame(pd.read_csv(human).assign(judge="human"),
+                                                      order=None)], humans=["human"])
+    model = hm.build(data, llm_weight=4.0)
+    want = bc.summarize(bc.fit(model, "map", initvals=hm.initvals(model)), 0.95)
+    got = load_run(out).summary
+    rows = want[want["parameter"] == "human_ability"].index
+    np.testing.assert_allclose(got.loc[rows, "estimate"], want.loc[rows, "estimate"], rtol=1e-6)
+    assert load_run(out).options["llm_weight"] == 4.0
