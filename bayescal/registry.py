@@ -34,6 +34,7 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
+_SAME: Any = object()  # an Option's cli_default when it is the default
 
 #: Functions an option can feed.
 USES = ("build", "fit", "loglik")
@@ -87,6 +88,18 @@ class Option:
     defaults : mapping, optional
         Function -> default where it differs from ``default`` (human calibration's λ is ∞ in
         the twin, 1 in the power posterior, which has no λ = ∞).
+    cli : str, optional
+        The command-line flag's name where it differs from the keyword (judge
+        discrimination's ``scale`` is ``--discrimination-scale``: ``--scale`` is the display
+        scale of every leaderboard).
+    words : mapping, optional
+        Values the command line takes besides the type, word -> meaning (human calibration's
+        λ: ``gacv``, chosen by GACV); the command line's model step resolves them.
+    cli_default : object, optional
+        The command line's default where it differs from ``default`` (λ: ``gacv``).
+    cli_off : str, optional
+        For a ``bool`` option, a second flag setting it false besides ``--no-<flag>``
+        (judge discrimination: ``--unweighted``).
     """
 
     name: str
@@ -96,11 +109,17 @@ class Option:
     used_by: tuple[str, ...] = ("build", "fit")
     choices: tuple[Any, ...] | None = None
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    cli: str | None = None
+    words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    cli_default: Any = _SAME
+    cli_off: str | None = None
 
     def __post_init__(self) -> None:
         unknown = (set(self.used_by) | set(self.defaults)) - set(USES)
         if unknown:
             raise ValueError(f"option {self.name!r}: used_by names {sorted(unknown)}; use {USES}")
+        if self.cli_default is not _SAME and self.cli_default not in self.words:
+            raise ValueError(f"option {self.name!r}: cli_default must be one of its words")
 
     def default_for(self, function: str) -> Any:
         """The default of ``function``'s keyword."""
@@ -108,9 +127,13 @@ class Option:
 
     @property
     def flag(self) -> str:
-        """``--llm-weight`` for ``llm_weight``."""
-        return "--" + self.name.replace("_", "-")
+        """``--llm-weight`` for ``llm_weight`` (``--`` + :attr:`cli` where it is set)."""
+        return "--" + (self.cli or self.name.replace("_", "-"))
 
+    @property
+    def command_line_default(self) -> Any:
+        """The default of the command-line flag (:attr:`cli_default`, else the twin's)."""
+        return self.default if self.cli_default is _SAME else self.cli_default
 
 
 @dataclass(frozen=True)
@@ -197,6 +220,19 @@ class Entry:
     cli: str
     card: str
     initvals: str | None = None  # import path of initvals(model) for MAP and NUTS, where needed
+    # what the run folder and the report show (bayescal.runs): the item score the leaderboard
+    # ranks (None: no leaderboard), whether it is in log-odds units (then win probabilities
+    # and the Elo display scale apply), the per-judge quantities of the judges table and the
+    # figures (names of bayescal.runs.FIGURES)
+    score: str | None = None
+    score_log_odds: bool = True
+    judge_parameters: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ("forest",)
+    # import path of canonical(result) -> result, applied to MAP and NUTS fits (low-rank: the
+    # canonical factors per draw); tables computed from the twin's Estimate, name -> import
+    # path of f(estimate) -> DataFrame (order effects: the Wald tests)
+    canonical: str | None = None
+    twin_tables: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     # ------------------------------------------------------------------ the parts, lazily
     @property
@@ -246,6 +282,14 @@ class Entry:
     def signature(self, function: str) -> inspect.Signature:
         """The signature of ``build``, ``fit`` or ``loglik``."""
         return inspect.signature(getattr(self, function))
+
+    def canonical_form(self, result: Any) -> Any:
+        """A MAP or NUTS fit in the model's canonical form (:attr:`canonical`), else as is."""
+        return _resolve(self.canonical)(result) if self.canonical else result
+
+    def twin_table(self, name: str) -> Callable[..., Any]:
+        """The function behind :attr:`twin_tables` ``[name]``."""
+        return _resolve(self.twin_tables[name])
 
     def fit_kwargs(self, model: Any) -> dict[str, Any]:
         """Extra keyword arguments of :func:`bayescal.fit` (MAP and NUTS) for this model."""
@@ -338,9 +382,11 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         cluster_keys=_PAIR_KEYS,
         options=(
             Option("discrimination", bool, True, "estimate a discrimination per judge (false: "
-                   "the unweighted BTL, every discrimination 1)", ("build", "fit", "loglik")),
+                   "the unweighted BTL, every discrimination 1)", ("build", "fit", "loglik"),
+                   cli_off="unweighted"),
             Option("scale", str, "log", "scale of the discriminations' Wald interval (log: "
-                   "positive; natural: the paper's)", ("fit",), ("log", "natural")),
+                   "positive; natural: the paper's)", ("fit",), ("log", "natural"),
+                   cli="discrimination-scale"),
         ),
         simulation=Simulation(_simulate_judge_discrimination,
                               MappingProxyType({"default": {}, "frame": {"as_frame": True}})),
@@ -348,6 +394,9 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           units="bayescal.charts:verdicts"),
         cli="judge-discrimination-btl",
         card="models/judge_discrimination_btl.md",
+        score="ability",
+        judge_parameters=("discrimination",),
+        figures=("forest", "leaderboard", "win_probabilities", "discriminations"),
     ),
     Entry(
         stem="order_effect_btl",
@@ -368,6 +417,10 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           same_information=(("expected", "observed"),)),
         cli="order-effect-btl",
         card="models/order_effect_btl.md",
+        judge_parameters=("order_effect",),  # abilities per judge: no one item score
+        figures=("forest", "order_effects"),
+        twin_tables=MappingProxyType({
+            "order_effect_tests": "bayescal.frequentist.order_effect_btl:order_effect_tests"}),
     ),
     Entry(
         stem="low_rank_judges",
@@ -394,6 +447,11 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           units="bayescal.charts:verdicts"),
         cli="low-rank-judges",
         card="models/low_rank_judges.md",
+        score="consensus",  # the consensus direction μ, scaled to norm √N: not log-odds
+        score_log_odds=False,
+        judge_parameters=("consensus_loading", "order_effect"),
+        figures=("forest", "leaderboard", "judge_loadings", "order_effects"),
+        canonical="bayescal.models.low_rank_judges:canonical_factors",
     ),
     Entry(
         stem="human_calibration",
@@ -414,7 +472,10 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                    ("consensus", "full")),
             Option("llm_weight", float, float("inf"), "weight λ of the LLM verdicts (0: human "
                    "only; inf: anchored on the LLM-only fit)", ("build", "fit", "loglik"),
-                   defaults=MappingProxyType({"build": 1.0, "loglik": REQUIRED})),
+                   defaults=MappingProxyType({"build": 1.0, "loglik": REQUIRED}),
+                   words=MappingProxyType({"gacv": "λ chosen by GACV over DIAL's grid (for "
+                                           "MAP and NUTS: the twin's choice)"}),
+                   cli_default="gacv"),
             Option("order_effects", bool, True, "estimate an order effect per judge (false: "
                    "DIAL-noPos)",
                    ("build", "fit", "loglik")),
@@ -431,6 +492,9 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           estimate_loglik=MappingProxyType({"llm_weight": 0.0})),
         cli="human-calibration",
         card="models/human_calibration.md",
+        score="human_ability",
+        judge_parameters=("consensus_loading", "order_effect"),
+        figures=("forest", "leaderboard", "win_probabilities", "order_effects"),
         initvals="bayescal.models.human_calibration:initvals",
     ),
     Entry(
@@ -459,6 +523,8 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           units="bayescal.charts:label_items"),
         cli="misclassification",
         card="models/misclassification.md",
+        judge_parameters=("sensitivity", "specificity"),
+        figures=("forest", "judges"),
     ),
     Entry(
         stem="score_calibration",
@@ -481,6 +547,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                           units="bayescal.charts:anchors"),
         cli="score-calibration",
         card="models/score_calibration.md",
+        figures=("forest", "calibration_map"),
     ),
 )})
 

@@ -15,7 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescal.compare import method_name, named_results, truth_series
-from bayescal.contrasts import ranks
+from bayescal.contrasts import Scale, elo_scale, ranks
 from bayescal.schema import check_prob
 from bayescal.summary import summarize
 
@@ -34,6 +34,7 @@ def leaderboard(
     truth: xr.Dataset | Mapping[str, float] | pd.Series | None = None,
     draws: int = 4000,
     random_seed: int | None = 0,
+    scale: Scale = "logit",
     **named: xr.DataTree | Estimate,
 ) -> pd.DataFrame:
     """Items ranked best first, with each method's ability interval and rank interval.
@@ -54,6 +55,13 @@ def leaderboard(
         True scores (simulations): adds ``truth`` and ``truth_rank``.
     draws, random_seed : int
         Wald-normal draws behind an Estimate's rank interval (:func:`bayescal.ranks`).
+    scale : {"logit", "elo"}
+        Display scale of the estimates, bounds and truth. ``"elo"`` applies
+        :func:`bayescal.elo_scale` with its defaults, R = 1000 + (400 / ln 10) s: 400 points
+        are 10 : 1 odds and 1000 is the average item (the scores sum to zero). The map is
+        increasing, so equal-tailed posterior bounds and Wald bounds carry over exactly and
+        the ranks do not change; the table gets a column ``scale`` (``"elo"``) and
+        ``attrs["scale"]``. Only for log-odds scores.
     **named : DataTree or Estimate
         Fits under names of your choice.
 
@@ -65,9 +73,11 @@ def leaderboard(
         ``<m>_upper`` (posterior equal-tailed or Wald; a MAP mode has the estimate only),
         ``<m>_rank`` (rank of the estimate, 1 = best), ``<m>_rank_lower``,
         ``<m>_rank_upper`` (equal-tailed rank interval from posterior draws or Wald-normal
-        draws; absent for a mode).
+        draws; absent for a mode); with ``scale="elo"`` the column ``scale``.
     """
     check_prob(prob)
+    if scale not in ("logit", "elo"):
+        raise ValueError(f"scale must be 'logit' or 'elo', got {scale!r}")
     fits = named_results(results, named)
     if sort_by is not None and sort_by not in fits:
         raise ValueError(f"sort_by {sort_by!r} is not one of the fits: {list(fits)}")
@@ -103,7 +113,15 @@ def leaderboard(
         order = (-true).rank(method="first")
         out["truth_rank"] = order.to_numpy()
     out.index.name = "term"
-    return out.sort_values(f"{key}_estimate", ascending=False, kind="stable")
+    if scale == "elo":
+        values = [c for c in out.columns if c == "truth" or (
+            c.endswith(("_estimate", "_lower", "_upper")) and not c.endswith(
+                ("_rank_lower", "_rank_upper")))]
+        out[values] = elo_scale(out[values])
+        out["scale"] = "elo"
+    out = out.sort_values(f"{key}_estimate", ascending=False, kind="stable")
+    out.attrs["scale"] = scale
+    return out
 
 
 def _terms(parameter: str, items: pd.Index, judge: str | None) -> list[str]:

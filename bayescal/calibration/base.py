@@ -6,9 +6,14 @@ score ``g(j)`` learned from anchors ``(j_i, h_i)`` (SPEC §4.1):
 * ``update(judge, human)`` adds one anchor;
 * ``fit(judge, human)`` starts afresh and adds a whole array of anchors; for every calibrator the
   state after ``fit`` equals the state after calling ``update`` anchor by anchor (tested);
+* ``partial_fit(judge, human)`` adds a whole array of anchors to the current state (a second
+  batch of a stream: the state after two batches is the state after ``fit`` on both);
 * ``predict(judge)`` returns calibrated scores (floats;
   :func:`bayescal.calibration.metrics.round_scores` gives the integer outputs of SPEC §4.7.1);
-* ``to_dict()`` / :func:`from_dict` serialise the state to plain JSON types.
+* ``to_dict()`` / :func:`from_dict` serialise the state to plain JSON types; :func:`from_dict`
+  checks what it loads (the keys and shapes of the method's state, whole non-negative counts
+  that add up to the number of anchors), since a state file may be truncated, edited or another
+  method's.
 
 Before any anchor, ``predict`` returns the judge scores unchanged (the identity map, SPEC §4.2) and
 warns with :class:`NoAnchorsWarning`, so a production stream can start before its first human
@@ -25,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from bayescal.data import DataError
 
-__all__ = ["Calibrator", "NoAnchorsWarning", "from_dict"]
+__all__ = ["Calibrator", "NoAnchorsWarning", "check_total", "from_dict"]
 
 _REGISTRY: dict[str, type[Calibrator]] = {}
 
@@ -90,6 +95,17 @@ class Calibrator:
         self.n_anchors = len(h)
         return self
 
+    def partial_fit(self, judge: ArrayLike, human: ArrayLike) -> Calibrator:
+        """Add an array of anchors to the current state (``update`` anchor by anchor)."""
+        j = self._judge_many(judge)
+        h = self._human(human, "human score")
+        if len(j) != len(h):
+            raise DataError(f"{len(j)} judge scores but {len(h)} human scores")
+        for jj, hh in zip(j, h, strict=True):
+            self._update(jj, float(hh))
+            self.n_anchors += 1
+        return self
+
     def predict(self, judge: ArrayLike) -> NDArray[np.float64]:
         """Calibrated scores ``g(j)``; before any anchor the identity, with a warning."""
         j = self._judge_many(judge)
@@ -131,6 +147,10 @@ class Calibrator:
     def _set_state(self, state: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def _check_state(self) -> None:
+        """Refuse a loaded state whose parts disagree (counts that do not add up to
+        ``n_anchors``, ...); shapes and whole non-negative counts are checked before."""
+
     # ---------------------------------------------------------------- validation
     def _human(self, values: ArrayLike, what: str) -> NDArray[np.float64]:
         return _on_scale(values, self.scale, what)
@@ -168,19 +188,88 @@ class Calibrator:
 
 
 def from_dict(d: dict[str, Any]) -> Calibrator:
-    """Rebuild a calibrator from :meth:`Calibrator.to_dict` output."""
-    try:
-        cls = _REGISTRY[d["method"]]
-    except KeyError:
-        raise DataError(
-            f"unknown calibrator {d.get('method')!r}; known: {sorted(_REGISTRY)}") from None
+    """Rebuild a calibrator from :meth:`Calibrator.to_dict` output, checking it.
+
+    The state must have exactly the keys of the method's state, arrays of the method's shapes
+    with finite values, whole non-negative counts where the method keeps counts, and parts
+    that agree with each other and with ``n_anchors`` (each method's ``_check_state``).
+
+    Raises
+    ------
+    DataError
+        What is wrong, for a state that is not a calibrator's, is another version's, or was
+        truncated or edited.
+    """
+    if not isinstance(d, dict) or not {"method", "params", "state"} <= set(d):
+        raise DataError("not a calibrator state: expected a JSON object with 'method', "
+                        "'params' and 'state' (written by Calibrator.to_dict)")
+    cls = _REGISTRY.get(d["method"]) if isinstance(d["method"], str) else None
+    if cls is None:
+        raise DataError(f"unknown calibrator {d['method']!r}; known: {sorted(_REGISTRY)}")
+    if not isinstance(d["params"], dict) or not isinstance(d["state"], dict):
+        raise DataError(f"{d['method']} state: 'params' and 'state' must be JSON objects")
     params = dict(d["params"])
-    params["scale"] = tuple(params["scale"])
-    obj = cls(**params)
+    scale = params.get("scale")
+    if not isinstance(scale, list | tuple) or len(scale) != 2:
+        raise DataError(f"{d['method']} state: params.scale must be [low, high], got {scale!r}")
+    params["scale"] = tuple(scale)
+    try:
+        obj = cls(**params)
+    except TypeError as err:  # a parameter this method does not take
+        raise DataError(f"{d['method']} state: bad params {sorted(params)} ({err})") from None
     state = dict(d["state"])
-    obj.n_anchors = int(state.pop("n_anchors"))
-    obj._set_state(state)
+    n = state.pop("n_anchors", None)
+    if isinstance(n, bool) or not isinstance(n, int | float) or n < 0 or n != int(n):
+        raise DataError(f"{d['method']} state: n_anchors must be a whole number >= 0, got {n!r}")
+    template = obj._state()
+    if set(state) != set(template):
+        raise DataError(f"{d['method']} state: keys {sorted(state)}, expected "
+                        f"{sorted(template)}")
+    for key, like in template.items():
+        _check_like(state[key], like, f"{d['method']} state {key!r}")
+    obj.n_anchors = int(n)
+    try:
+        obj._set_state(state)
+    except (TypeError, ValueError) as err:
+        raise DataError(f"{d['method']} state: cannot be read ({err})") from None
+    obj._check_state()
     return obj
+
+
+def _check_like(value: Any, like: Any, what: str) -> None:
+    """``value`` has the shape of ``like`` (a fresh state's part), finite values, and whole
+    non-negative values where ``like`` is an integer count."""
+    if isinstance(like, dict):
+        if not isinstance(value, dict):
+            raise DataError(f"{what} must be a JSON object")
+        return
+    if isinstance(like, list):  # anchors, pending pairs, residuals: variable length
+        if not isinstance(value, list):
+            raise DataError(f"{what} must be a list")
+        arr = np.asarray(value, dtype=np.float64) if value else np.zeros(0)
+        if not np.isfinite(arr).all():
+            raise DataError(f"{what} holds non-finite values")
+        return
+    template = np.asarray(like)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{what} must be numbers of shape {template.shape}") from None
+    if arr.shape != template.shape:
+        raise DataError(f"{what} has shape {arr.shape}, expected {template.shape}")
+    if not np.isfinite(arr).all():
+        raise DataError(f"{what} holds non-finite values")
+    if np.issubdtype(template.dtype, np.integer) and (
+            (arr < 0).any() or (arr != np.round(arr)).any()):
+        raise DataError(f"{what} must hold whole counts >= 0, got {arr.ravel()[:8].tolist()}")
+
+
+def check_total(counts: NDArray[Any], n: float, what: str, method: str) -> None:
+    """Refuse counts that do not add up to the number of anchors."""
+    total = float(np.sum(counts))
+    if abs(total - n) > 1e-9 * max(1.0, n):
+        raise DataError(f"{method} state: {what} add up to {total:g}, but n_anchors is {n:g}; "
+                        "the state was edited or mixes two streams")
 
 
 def _plain(obj: Any) -> Any:

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from scipy.optimize import isotonic_regression, minimize
 from scipy.special import expit, softmax
 
-from bayescal.calibration.base import Calibrator
+from bayescal.calibration.base import Calibrator, check_total
 from bayescal.data import DataError
 
 __all__ = [
@@ -74,6 +74,9 @@ class _Cells(Calibrator):
     def _set_state(self, state: dict[str, Any]) -> None:
         self.cells = np.asarray(state["cells"], dtype=np.int64)
         self._cache = None
+
+    def _check_state(self) -> None:
+        check_total(self.cells, self.n_anchors, "cells", self.name)
 
 
 class Raw(Calibrator):
@@ -165,6 +168,13 @@ class StreamingLinear(Calibrator):
     def _set_state(self, state: dict[str, Any]) -> None:
         self.moments = np.asarray(state["moments"], dtype=np.float64)
 
+    def _check_state(self) -> None:
+        n, _, _, sjj, _ = self.moments
+        if n != self.n_anchors or sjj < 0:
+            raise DataError(f"{self.name} state: moments {self.moments.tolist()} (n, mean_j, "
+                            f"mean_h, S_jj, S_jh) need n = n_anchors = {self.n_anchors} and "
+                            "S_jj >= 0")
+
 
 class BayesianUpdate(Calibrator):
     """Streaming Bayesian linear model on ``φ(j) = (j², j, 1)`` (SPEC §4.5).
@@ -204,6 +214,12 @@ class BayesianUpdate(Calibrator):
         self.precision = np.asarray(state["precision"], dtype=np.float64)
         self.shift = np.asarray(state["shift"], dtype=np.float64)
 
+    def _check_state(self) -> None:
+        sym = np.allclose(self.precision, self.precision.T, rtol=1e-10, atol=1e-12)
+        if not sym or np.linalg.eigvalsh(self.precision).min() <= 0:
+            raise DataError(f"{self.name} state: precision is not a symmetric positive "
+                            "definite matrix")
+
 
 class FewShot(Calibrator):
     """Few-shot exemplar kNN: ``g(j) = Σ w_i h_i / Σ w_i`` over the k nearest anchors (SPEC §4.5).
@@ -242,6 +258,9 @@ class FewShot(Calibrator):
 
     def _set_state(self, state: dict[str, Any]) -> None:
         self.anchors = [(float(a), float(b)) for a, b in state["anchors"]]
+
+    def _check_state(self) -> None:
+        _check_pairs(self.anchors, self.n_anchors, self.scale, f"{self.name} state anchors")
 
 
 class Platt(_Cells):
@@ -462,6 +481,12 @@ class DawidSkene(Calibrator):
         self.fitted_cells = np.asarray(state["fitted_cells"], dtype=np.int64)
         self._cache = None
 
+    def _check_state(self) -> None:
+        check_total(self.cells, self.n_anchors, "cells", self.name)
+        if (self.fitted_cells > self.cells).any():
+            raise DataError(f"{self.name} state: fitted_cells exceed cells (the fitted anchors "
+                            "are a prefix of the stream)")
+
 
 class SlicedWassersteinOT(Calibrator):
     """Mini-batch (sliced) Wasserstein OT (SPEC §4.5, batch).
@@ -515,6 +540,17 @@ class SlicedWassersteinOT(Calibrator):
         self.counts = np.asarray(state["counts"], dtype=np.int64)
         self.pending = [(float(a), float(b)) for a, b in state["pending"]]
 
+    def _check_state(self) -> None:
+        if len(self.pending) >= self.batch_size:
+            raise DataError(f"{self.name} state: {len(self.pending)} pending anchors, a batch "
+                            f"is {self.batch_size}")
+        _check_pairs(self.pending, len(self.pending), self.scale, f"{self.name} state pending")
+        check_total(self.counts, self.n_anchors - len(self.pending), "counts", self.name)
+        lo, hi = self.scale
+        if ((self.sums < lo * self.counts - 1e-9) | (self.sums > hi * self.counts + 1e-9)).any():
+            raise DataError(f"{self.name} state: sums are not sums of human scores on the "
+                            f"scale {lo}..{hi} (counts {self.counts.tolist()})")
+
 
 class Conformal(StreamingLinear):
     """Split-conformal intervals around streaming linear regression (SPEC §4.5).
@@ -564,6 +600,13 @@ class Conformal(StreamingLinear):
     def _set_state(self, state: dict[str, Any]) -> None:
         super()._set_state(state)
         self.residuals = deque((float(r) for r in state["residuals"]), maxlen=self.window)
+
+    def _check_state(self) -> None:
+        super()._check_state()
+        r = list(self.residuals)
+        if len(r) > max(self.n_anchors - 1, 0) or min(r, default=0.0) < 0:
+            raise DataError(f"{self.name} state: {len(r)} residuals for {self.n_anchors} "
+                            "anchors (at most n - 1, each >= 0)")
 
 
 class ContrastiveRollout(Calibrator):
@@ -632,3 +675,17 @@ class ContrastiveRollout(Calibrator):
         self.pos_sum = np.asarray(state["pos_sum"], dtype=np.float64)
         self.neg_sum = np.asarray(state["neg_sum"], dtype=np.float64)
         self.n_pos, self.n_neg = int(state["n_pos"]), int(state["n_neg"])
+
+    def _check_state(self) -> None:
+        check_total([self.n_pos, self.n_neg], self.n_anchors, "n_pos and n_neg", self.name)
+
+
+def _check_pairs(pairs: list[tuple[float, float]], n: int, scale: tuple[int, int],
+                 what: str) -> None:
+    """``n`` (judge, human) pairs, both on the integer scale."""
+    if len(pairs) != n:
+        raise DataError(f"{what}: {len(pairs)} pairs, expected {n} (n_anchors)")
+    arr = np.asarray(pairs, dtype=np.float64).reshape(-1, 2) if pairs else np.zeros((0, 2))
+    lo, hi = scale
+    if ((arr < lo) | (arr > hi) | (arr != np.round(arr))).any():
+        raise DataError(f"{what}: scores off the integer scale {lo}..{hi}")

@@ -101,12 +101,25 @@ class P2Quantiles:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> P2Quantiles:
+        """Rebuild from :meth:`to_dict`, checking shapes and the observation count."""
+        keys = {"probs", "count", "heights", "positions", "desired", "first"}
+        if not isinstance(d, dict) or set(d) != keys:
+            raise DataError(f"P² state needs the keys {sorted(keys)}")
         obj = cls(d["probs"])
-        obj.count = int(d["count"])
-        obj.heights = np.asarray(d["heights"], dtype=np.float64)
-        obj.positions = np.asarray(d["positions"], dtype=np.float64)
-        obj.desired = np.asarray(d["desired"], dtype=np.float64)
+        count = d["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise DataError(f"P² state: count must be a whole number >= 0, got {count!r}")
+        obj.count = count
+        for key in ("heights", "positions", "desired"):
+            arr = np.asarray(d[key], dtype=np.float64)
+            if arr.shape != (len(obj.probs), 5) or not np.isfinite(arr).all():
+                raise DataError(f"P² state: {key} must be finite of shape "
+                                f"{(len(obj.probs), 5)}, got {arr.shape}")
+            setattr(obj, key, arr)
         obj._first = [float(v) for v in d["first"]]
+        if len(obj._first) != min(count, 5):
+            raise DataError(f"P² state: {len(obj._first)} first observations for count "
+                            f"{count}")
         return obj
 
 
@@ -176,3 +189,9 @@ class ContinuousSQM(Calibrator):
     def _set_state(self, state: dict[str, Any]) -> None:
         self.judge_q = P2Quantiles.from_dict(state["judge_q"])
         self.human_q = P2Quantiles.from_dict(state["human_q"])
+
+    def _check_state(self) -> None:
+        if not self.judge_q.count == self.human_q.count == self.n_anchors:
+            raise DataError(f"{self.name} state: {self.judge_q.count} judge and "
+                            f"{self.human_q.count} human observations for {self.n_anchors} "
+                            "anchors")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bayescal.calibration.base import Calibrator
+from bayescal.calibration.base import Calibrator, check_total
 from bayescal.data import DataError
 
 __all__ = ["SQM", "PredictiveSQM"]
@@ -98,6 +98,13 @@ class SQM(Calibrator):
     def _set_state(self, state: dict[str, Any]) -> None:
         self.judge_counts = np.asarray(state["judge_counts"], dtype=np.int64)
         self.human_counts = np.asarray(state["human_counts"], dtype=np.int64)
+
+    def _check_state(self) -> None:
+        if (self.judge_counts < 0).any():
+            raise DataError(f"{self.name} state: negative judge_counts "
+                            f"{self.judge_counts.tolist()}")
+        check_total(self.judge_counts, self.n_anchors, "judge_counts", self.name)
+        check_total(self.human_counts, self.n_anchors, "human_counts", self.name)
 
 
 class PredictiveSQM(SQM):
