@@ -775,6 +775,9 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
     out = _Fitted()
     lam = options["llm_weight"]
     twin = {k: v for k, v in entry.options_for("fit", options).items() if k != "llm_weight"}
+    if lam != "gacv" and not lam >= 0:  # before any fit, naming the flag (NaN refused too)
+        raise _UsageError(f"--llm-weight must be λ ≥ 0 (0 = human only, inf = anchored to the "
+                          f"LLM consensus) or 'gacv', got {lam:g}", prog)
     if args.method == "map" and lam != "gacv" and math.isinf(lam):
         raise _UsageError("--llm-weight inf with --method map: λ = ∞ is the cut posterior, "
                           "which has no mode; use --method nuts or --method mle", prog)

@@ -637,17 +637,18 @@ def test_cli_human_calibration(small, tmp_path, capsys):
     assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath), "--method",
                  "mle", "--out", str(tmp_path / "out")]) == 0
     text = capsys.readouterr().out
-    assert "GACV over λ" in text and "human_ability[item_00]" in text
+    assert "GACV over λ" in text and "Leaderboard of human_ability" in text
+    assert all(x in text for x in llm.items)
     saved = pd.read_csv(tmp_path / "out" / "summary.csv", index_col=0)
     _, est = hc.gacv(data)
     assert np.allclose(saved.loc[[f"human_ability[{x}]" for x in llm.items], "estimate"],
                        est.params["human_ability"].values, atol=1e-8)
     assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath), "--method",
                  "mle", "--llm-weight", "inf", "--space", "full"]) == 0
-    assert "λ = inf" in capsys.readouterr().out
+    assert "λ = inf" in capsys.readouterr().err   # notes go to stderr, tables to stdout
     assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath), "--method",
                  "mle", "--llm-weight", "5", "--information", "expected"]) == 0
-    assert "joint expected" in capsys.readouterr().out
+    assert "joint expected" in capsys.readouterr().err
     assert main(["fit", "human-calibration", str(lpath), "--method", "mle"]) == 2
     assert "--human" in capsys.readouterr().err
     assert main(["fit", "human-calibration", str(lpath), "--human", str(hpath),

@@ -676,10 +676,10 @@ def test_cli_fit_order_effect_btl(data, tmp_path, capsys):
     path = tmp_path / "v.csv"
     df.to_csv(path, index=False)
     assert main(["fit", "order-effect-btl", str(path), "--method", "mle", "--out",
-                 str(tmp_path)]) == 0
+                 str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert "order_effect[judge_02]" in out and "b_k = b_k'" in out
-    table = pd.read_csv(tmp_path / "summary.csv", index_col="term")
+    table = pd.read_csv(tmp_path / "run" / "summary.csv", index_col="term")
     est = oef.fit(data)
     assert table.loc["order_effect[judge_01]", "estimate"] == pytest.approx(
         float(est.params["order_effect"][1]))
