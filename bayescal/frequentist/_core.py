@@ -34,9 +34,12 @@ _COV_NAME = "estimate_cov"
 
 
 def _json_scalar(value: Any) -> Any:
-    """numpy scalars and 0-d arrays as Python numbers (anything else is not serialisable)."""
+    """numpy scalars as Python numbers and numeric arrays as (nested) lists; anything else is
+    not serialisable (a list comes back as a list, which is what a reader of the JSON sees)."""
     if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return value.item()
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
