@@ -494,13 +494,29 @@ def test_one_human_class_only(value, word):
         assert table.loc[method, "note"] in ("", jm_estimators._PLAIN_WALD_NOTE), method
 
 
-def test_judge_no_better_than_chance():
-    lab = from_counts(2, 8, 5, 5, 100, 100)  # q̂1 = 0.2, q̂0 = 0.5: q̂0 + q̂1 = 0.7
+def test_rogan_gladen_needs_kappa_nonzero_only():
+    """Rogan–Gladen needs κ = q0 + q1 − 1 ≠ 0 (Chen et al. 2026, eq. 5). Catches: refusing an
+    inverted judge (κ̂ < 0, the old rule κ̂ ≤ 0), dividing by κ̂ = 0, and printing a confident
+    interval where κ̂ is within noise of 0 (the ratio's delta method fails there)."""
+    lab = from_counts(2, 8, 5, 5, 100, 100)  # q̂1 = 0.2, q̂0 = 0.5: κ̂ = -0.3, se 0.20
     for smoothed in (False, True):
-        with pytest.raises(jm.EstimatorUndefined, match="no better than chance"):
-            jm.rogan_gladen(lab, smoothed=smoothed)
+        est = jm.rogan_gladen(lab, smoothed=smoothed)
+        assert "within noise of 0" in est.info["interval_note"]
     table = jm.estimate(lab, 0.9)
-    assert "no better than chance" in table.loc["rogan_gladen", "note"]
+    assert "within noise of 0" in table.loc["rogan_gladen", "note"]
+    # closed form: θ̂ = (p̂ + q̂0 − 1)/κ̂ = (0.5 + 0.5 − 1)/(−0.3) = 0
+    assert table.loc["rogan_gladen", "estimate"] == pytest.approx(0.0, abs=1e-12)
+    # a clearly inverted judge (κ̂ = −0.6 on 400 calibration items) is corrected: the estimate
+    # equals the closed form, with the inverted-coding note only
+    inv = from_counts(40, 160, 140, 60, 300, 700)  # q̂1 = 0.2, q̂0 = 0.3, p̂ = 0.3
+    est = jm.rogan_gladen(inv)
+    assert point(est) == pytest.approx((0.3 + 0.3 - 1) / (0.3 + 0.2 - 1))
+    assert "inverted" in est.info["interval_note"]
+    with pytest.raises(jm.EstimatorUndefined, match="no information about Y"):
+        jm.rogan_gladen(from_counts(5, 5, 5, 5, 100, 100))  # q̂0 + q̂1 = 1 exactly
+    lab = from_counts(5, 5, 5, 5, 100, 100)
+    table = jm.estimate(lab, 0.9)
+    assert "no information about Y" in table.loc["rogan_gladen", "note"]
     for method in ("naive", "ppi", "ppi_plus_plus", "eif"):
         assert np.isfinite(table.loc[method, "estimate"]) and table.loc[method, "note"] == ""
 
@@ -561,10 +577,13 @@ def test_several_judges_need_a_name():
     with pytest.raises(DataError, match="unknown judge"):
         jm.ppi(both, judge="nobody")
     assert point(jm.ppi(both, judge="good")) == pytest.approx(point(jm.ppi(one)), abs=1e-12)
-    # the flipped judge is anti-correlated: RG refuses, PPI++ turns λ̂ negative
+    # the flipped judge is anti-correlated: RG corrects it (κ̂ < 0), PPI++ turns λ̂ negative
     assert jm.ppi_plus_plus(both, judge="flipped").info["llm_weight"] < 0
     table = jm.estimate(both, 0.9, judge="flipped")
-    assert "no better than chance" in table.loc["rogan_gladen", "note"]
+    assert "inverted" in table.loc["rogan_gladen", "note"]
+    # relabelling the judge (Ŷ → 1 − Ŷ) leaves the Rogan–Gladen estimate unchanged
+    assert table.loc["rogan_gladen", "estimate"] == pytest.approx(point(jm.rogan_gladen(one)),
+                                                                  abs=1e-12)
     assert table.loc["eif", "estimate"] == pytest.approx(point(jm.eif(one)), abs=1e-12)
 
 
@@ -646,7 +665,12 @@ def test_binary_cores_on_count_arrays_equal_the_labels_functions():
     assert [jm.Reason(int(k)) for k in codes[[6, 7]]] == [
         jm.Reason.NO_NEGATIVE, jm.Reason.NO_POSITIVE]
     assert jm.Reason(int(codes[6])).text == "no Y=0 item in the calibration set"
-    assert codes[4] == jm.Reason.NO_BETTER_THAN_CHANCE
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (counts[:, 0] / (counts[:, 0] + counts[:, 1])
+                 + counts[:, 3] / (counts[:, 2] + counts[:, 3]) - 1)
+    assert (kappa < 0).any()
+    assert np.all(vec["rogan_gladen"]["reason"][kappa == 0] == jm.Reason.UNINFORMATIVE_JUDGE)
+    assert np.all(vec["rogan_gladen"]["reason"][kappa < 0] == jm.Reason.DEFINED)
     with pytest.raises(ValueError, match="non-negative integers"):
         jm.binary_from_counts(np.array([1, 2, 3, 4, 5, 6.5]))
     with pytest.raises(ValueError, match="last axis of length 6"):

@@ -15,7 +15,7 @@ random subset m = max(4, round(fraction·N)) (``--design fixed``, the authors' R
 ``reproduce/simulation_llm_vs_ppi.R``). Replicates whose calibration set has fewer than 2 items
 of a human class (m0 < 2 or m1 < 2) are excluded from the metrics, as the R harness drops them,
 and counted per cell (``degenerate``); within the rest, replicates where a method is undefined
-(Rogan–Gladen at κ̂ <= 0, a judge cell with fewer than 2 calibration items, an MLE on the
+(Rogan–Gladen at κ̂ = 0, a judge cell with fewer than 2 calibration items, an MLE on the
 boundary) are counted per method (``undefined``) and
 the metrics are conditional on the method being defined. ``coverage_fill`` / ``width_fill``
 instead count an undefined interval as the uninformative [0, 1] (the R package's Rogan–Gladen

@@ -49,7 +49,7 @@ class Reason(IntEnum):
     DEFINED = 0
     NO_POSITIVE = 1
     NO_NEGATIVE = 2
-    NO_BETTER_THAN_CHANCE = 3
+    UNINFORMATIVE_JUDGE = 3
     FEW_CALIBRATION = 4
     FEW_TEST = 5
     SPARSE_JUDGE_CELL = 6
@@ -65,7 +65,8 @@ _REASON_TEXT = {
     Reason.DEFINED: "defined",
     Reason.NO_POSITIVE: "no Y=1 item in the calibration set",
     Reason.NO_NEGATIVE: "no Y=0 item in the calibration set",
-    Reason.NO_BETTER_THAN_CHANCE: "judge no better than chance on the calibration set (κ̂ <= 0)",
+    Reason.UNINFORMATIVE_JUDGE: ("judge labels carry no information about Y on the calibration "
+                                 "set (κ̂ = q̂0 + q̂1 - 1 = 0)"),
     Reason.FEW_CALIBRATION: "too few calibration items for a sample variance",
     Reason.FEW_TEST: "too few test items for a sample variance",
     Reason.SPARSE_JUDGE_CELL: ("a judge value where the cell means are averaged has fewer than "
@@ -354,7 +355,9 @@ def _rogan_gladen_core(s: LevelStats, smoothed: bool, z: float) -> _Core:
                + theta**2 * q1 * (1 - q1) / m1_eff) / kappa**2
     extra.update(q0=q0, q1=q1, kappa=kappa, theta_unclipped=raw)
     reason = _reason((m1 == 0, Reason.NO_POSITIVE), (m0 == 0, Reason.NO_NEGATIVE),
-                     (~(kappa > 0), Reason.NO_BETTER_THAN_CHANCE))
+                     # the correction needs κ ≠ 0 only (Chen et al. 2026, eq. 5): an
+                     # inverted judge (κ < 0) is corrected like any other
+                     (~(kappa != 0), Reason.UNINFORMATIVE_JUDGE))
     return _Core(theta, var, reason, extra)
 
 

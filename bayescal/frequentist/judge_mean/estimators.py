@@ -149,7 +149,8 @@ def _result(method: str, lab: Labels, value: float, var: float, info: dict[str, 
     info = {"judge": lab.judges[0], "m": lab.m, "n": lab.n, **info}
     if kind == "wald-logit" and not _interval_kind(name, value):
         kind = "wald"
-        info["interval_note"] = _PLAIN_WALD_NOTE
+        info["interval_note"] = "; ".join(n for n in (info.get("interval_note"), _PLAIN_WALD_NOTE)
+                                          if n)
     return Estimate(
         method=method,
         params=xr.Dataset({name: ((), float(value))}),
@@ -262,9 +263,11 @@ def rogan_gladen(
         Labels that are not 0/1.
     EstimatorUndefined
         No Y=1 or no Y=0 item in the calibration set (:math:`\hat q_1` or :math:`\hat q_0` has
-        no data), or :math:`\hat\kappa \le 0` (judge no better than chance: the correction
-        divides by :math:`\hat\kappa`). For ``smoothed=True`` the test is on
-        :math:`\tilde\kappa`.
+        no data), or :math:`\hat\kappa = 0` (the judge's labels carry no information: the
+        correction divides by :math:`\hat\kappa`). For ``smoothed=True`` the test is on
+        :math:`\tilde\kappa`. An inverted judge (:math:`\hat\kappa < 0`) is corrected, with a
+        note; so is a :math:`\hat\kappa` within noise of 0 (|κ̂|/se < 1.96), whose note says
+        the delta-method interval is not reliable there.
     """
     lab = _one_judge(data, judge)
     lab.require_binary()
@@ -281,10 +284,10 @@ def rogan_gladen(
     _raise_if(core.reason, {
         Reason.NO_POSITIVE: _class_message(Reason.NO_POSITIVE, lab.m, consequence),
         Reason.NO_NEGATIVE: _class_message(Reason.NO_NEGATIVE, lab.m, consequence),
-        Reason.NO_BETTER_THAN_CHANCE: lambda: (
-            f"judge no better than chance on the calibration set: {sym} = "
-            f"{x['q0'] + x['q1']:.4f} <= 1 (specificity {x['q0']:.4f}, sensitivity "
-            f"{x['q1']:.4f}), so the Rogan–Gladen correction divides by q0 + q1 - 1 <= 0. Use "
+        Reason.UNINFORMATIVE_JUDGE: lambda: (
+            f"the judge's labels carry no information about Y on the calibration set: {sym} = "
+            f"{x['q0'] + x['q1']:.4f} = 1 (specificity {x['q0']:.4f}, sensitivity "
+            f"{x['q1']:.4f}), so the Rogan–Gladen correction divides by q0 + q1 - 1 = 0. Use "
             "ppi / ppi_plus_plus / eif, which do not."),
     })
     theta, raw = float(core.estimate), x["theta_unclipped"]
@@ -297,8 +300,33 @@ def rogan_gladen(
                     q1_tilde=x["q1_tilde"])
     info.update(theta_unclipped=raw, clipped=bool(raw != theta),
                 variance="delta method at the clipped estimate")
+    kappa, se_kappa = x["kappa"], _kappa_se(x, smoothed)
+    info.update(kappa_se=se_kappa)
+    if abs(kappa) < _KAPPA_Z * se_kappa:
+        info["interval_note"] = (
+            f"κ̂ = {kappa:.3f} is within noise of 0 (|κ̂|/se = {abs(kappa) / se_kappa:.2f} < "
+            f"{_KAPPA_Z:.2f}): the correction divides by a quantity that may be 0, so its "
+            "delta-method interval is not reliable; use ppi_plus_plus or eif")
+    elif kappa < 0:
+        info["interval_note"] = (
+            f"κ̂ = {kappa:.3f} < 0: the judge's labels are inverted relative to Y on the "
+            "calibration set; Rogan–Gladen corrects for it (it needs κ ≠ 0 only), but check "
+            "the label coding")
     name = "rogan_gladen_smoothed" if smoothed else "rogan_gladen"
     return _result(name, lab, theta, float(core.variance), info)
+
+
+#: z of the check that κ̂ is distinguishable from 0 (two-sided 95 %, whatever ``prob``: it is a
+#: check of the method's assumption, not the interval the user asked for).
+_KAPPA_Z = 1.959963984540054
+
+
+def _kappa_se(x: dict[str, float], smoothed: bool) -> float:
+    """Binomial standard error of κ̂ = q̂0 + q̂1 − 1 (q̂0 on the m0 Y=0 items, q̂1 on the m1
+    Y=1 items, independent given the calibration classes)."""
+    m0, m1 = (x["m0"] + 2.0, x["m1"] + 2.0) if smoothed else (x["m0"], x["m1"])
+    q0, q1 = x["q0"], x["q1"]
+    return float(np.sqrt(q0 * (1 - q0) / m0 + q1 * (1 - q1) / m1))
 
 
 # ----------------------------------------------------------------------------- PPI
