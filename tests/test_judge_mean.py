@@ -397,14 +397,24 @@ def test_continuous_design_cell_eif_is_narrower_than_ppi():
         assert np.isnan(table.loc[method, "estimate"])
         assert "binary labels only" in table.loc[method, "note"]
         assert table.loc[method, "interval"] == "none"
-    for method in ("naive", "ppi", "ppi_plus_plus", "eif"):
+    for method in ("ppi", "ppi_plus_plus", "eif"):
         assert np.isfinite(table.loc[method, "estimate"])
         assert table.loc[method, "interval"] == "wald"
-    assert (table.loc[["naive", "ppi", "ppi_plus_plus"], "note"] == "").all()
+    assert (table.loc[["ppi", "ppi_plus_plus"], "note"] == "").all()
+    _assert_naive_row(table)
     # the default EIF row of a non-binary judge is the spline, here saturated = the cell means
     assert table.loc["eif", "method"] == "eif_spline" and "spline" in table.loc["eif", "note"]
     assert table.loc["eif", "estimate"] == pytest.approx(point(cells), abs=1e-10)
     assert set(table["parameter"]) == {"mean"}
+
+
+def _assert_naive_row(table):
+    """The naive row is the judge's mean with no interval for θ. Catches the old row, a
+    "95 %" interval for θ that covers it in 0–0.2 % of replicates."""
+    row = table.loc["naive"]
+    assert np.isfinite(row["estimate"]) and row["interval"] == "none"
+    assert np.isnan(row[["se", "lower", "upper"]].astype(float)).all()
+    assert "not θ" in row["note"] and "no interval for θ" in row["note"]
 
 
 # ============================================================== coverage (seeded)
@@ -459,8 +469,9 @@ def test_estimate_table_schema():
                                    "prob", "interval", "note"]
     assert list(table.index) == list(jm.METHODS)
     assert (table["method"] == table.index).all()
+    _assert_naive_row(table)
     ok = table[table["note"] == ""]
-    assert set(ok.index) >= {"naive", "rogan_gladen", "ppi", "ppi_plus_plus", "eif"}
+    assert set(ok.index) >= {"rogan_gladen", "ppi", "ppi_plus_plus", "eif"}
     assert (ok["interval"] == "wald-logit").all() and (ok["prob"] == 0.9).all()
     assert table.loc["ppi", "estimate"] == pytest.approx(0.575556, abs=ROUND)
     sub = jm.estimate(lab, 0.9, methods=["ppi", "naive"])
@@ -490,8 +501,9 @@ def test_one_human_class_only(value, word):
     # note says the zero-width interval is not certainty
     assert table.loc["ppi_plus_plus", "estimate"] == value
     assert "standard error is 0" in table.loc["ppi_plus_plus", "note"]
-    for method in ("ppi", "naive"):  # only the plain-Wald note where θ̂ leaves (0, 1)
-        assert table.loc[method, "note"] in ("", jm_estimators._PLAIN_WALD_NOTE), method
+    # only the plain-Wald note where θ̂ leaves (0, 1)
+    assert table.loc["ppi", "note"] in ("", jm_estimators._PLAIN_WALD_NOTE)
+    _assert_naive_row(table)
 
 
 def test_rogan_gladen_needs_kappa_nonzero_only():
@@ -517,7 +529,7 @@ def test_rogan_gladen_needs_kappa_nonzero_only():
     lab = from_counts(5, 5, 5, 5, 100, 100)
     table = jm.estimate(lab, 0.9)
     assert "no information about Y" in table.loc["rogan_gladen", "note"]
-    for method in ("naive", "ppi", "ppi_plus_plus", "eif"):
+    for method in ("ppi", "ppi_plus_plus", "eif"):
         assert np.isfinite(table.loc[method, "estimate"]) and table.loc[method, "note"] == ""
 
 
@@ -939,7 +951,7 @@ def test_no_interval_excludes_its_own_estimate():
         if i % 3:
             continue  # a table per data set would double the run time
         table = jm.estimate(lab, 0.9)
-        ok = table["estimate"].notna()
+        ok = table["lower"].notna()
         assert (table.loc[ok, "lower"] <= table.loc[ok, "estimate"]).all(), table
         assert (table.loc[ok, "estimate"] <= table.loc[ok, "upper"]).all(), table
     assert checked > 150
