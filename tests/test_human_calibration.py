@@ -726,3 +726,51 @@ def test_outcome_counts_and_verdicts_read_ties_from_the_cells():
                                   outcome=[0.3], fractional=True)
     with pytest.raises(DataError, match="soft outcomes"):
         soft.outcome_counts()
+
+
+def _separated(small):
+    """``small`` with judge_00's verdicts replaced by a strict order (the lower item index
+    always wins): its own BTL MLE does not exist, and its scores run off in every fit."""
+    _, llm, hum, _ = small
+    f = llm.to_frame()
+    sep = f["judge"] == "judge_00"
+    f.loc[sep, "wins"] = np.where(f.loc[sep, "item_i"] < f.loc[sep, "item_j"], 1.0, 0.0) * f.loc[
+        sep, "count"]
+    rows = f.loc[f.index.repeat(f["count"].astype(int))].reset_index(drop=True)
+    wins = np.concatenate([np.r_[np.ones(int(w)), np.zeros(int(n - w))]
+                           for n, w in zip(f["count"], f["wins"], strict=True)])
+    llm2 = Comparisons.from_frame(pd.DataFrame({
+        "judge": rows["judge"], "item_a": rows["item_i"], "item_b": rows["item_j"],
+        "order": rows["order"], "outcome": wins}))
+    return _joined(llm2, hum)
+
+
+def test_gacv_refuses_when_no_lambda_is_admissible(small):
+    """No admissible λ (a judge's verdicts separate) is refused with the reasons and the judge,
+    not reported as λ = ∞ with scores near 1000 and standard errors near 6e4 behind a
+    RuntimeWarning (the old behaviour). Catches: a fallback estimate printed anyway, and a
+    refusal that does not name the separated judge."""
+    data = _separated(small)
+    table, est = hc.gacv(data)  # λ = 0 (human only) is the one admissible candidate
+    assert est.info["llm_weight"] == 0.0 and table["admissible"].sum() == 1
+    assert table["reason"].iloc[:-1].str.contains("judge 'judge_00'").all()
+    with pytest.raises(MLEBoundaryError) as err:
+        hc.gacv(data, grid_values=[np.inf, 5.0, 1.0])
+    text = str(err.value)
+    assert "no λ on the GACV grid" in text and "'judge_00'" in text and "never lose" in text
+
+
+def test_gacv_infinity_needs_the_llm_information(small, monkeypatch):
+    """λ = ∞ is admissible only where the LLM data identify θ̂_∞ (the check fit(llm_weight=inf)
+    makes). Catches: GACV choosing λ = ∞ although θ̂_∞'s information is singular (a judge with
+    two cells reached |S| = 16, GACV 0.636, marked admissible)."""
+    from bayescal.frequentist.human_calibration import inference
+
+    *_, data = small
+    table, _ = hc.gacv(data, grid_values=[np.inf, 0.0])
+    assert table.loc[table["llm_weight"] == np.inf, "admissible"].item()
+    monkeypatch.setattr(inference, "llm_identified", lambda zeta, p: "singular (simulated)")
+    table, est = hc.gacv(data, grid_values=[np.inf, 0.0])
+    row = table[table["llm_weight"] == np.inf].iloc[0]
+    assert not row["admissible"] and row["reason_code"] == "LLM_NOT_IDENTIFIED"
+    assert est.info["llm_weight"] == 0.0

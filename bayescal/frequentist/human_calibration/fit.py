@@ -3,8 +3,8 @@ calibration LR test and exact leave-one-out, each on ONE Comparisons with the hu
 
 from __future__ import annotations
 
+import dataclasses
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,6 +37,7 @@ from bayescal.frequentist.human_calibration.problem import (
     problem,
     require_fit_data,
 )
+from bayescal import identify
 from bayescal.identify import IdentificationError
 from bayescal.schema import term_labels
 
@@ -164,7 +165,7 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     + \mathrm{tr}(\hat H_\lambda^-\hat J_\lambda)/(n_h-1)` (see
     :mod:`~bayescal.frequentist.human_calibration.path`). Grid {∞, λ₀·geomspace(10, 0.1, 7),
     0} unless ``grid_values``; the minimiser over admissible candidates wins, exact ties to the
-    larger λ; if none is admissible, λ = ∞. The other parameters are those of :func:`fit`;
+    larger λ. The other parameters are those of :func:`fit`;
     the covariance kind applies to the selected fit (post-selection intervals, no selection
     correction, as DIAL reports them).
 
@@ -176,6 +177,13 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         ``human_nll``, ``selected``, ``seconds``.
     estimate : Estimate
         :func:`fit`'s output at λ̂.
+
+    Raises
+    ------
+    MLEBoundaryError, IdentificationError
+        No admissible candidate (the message lists each λ's reason and the judges whose own
+        verdicts are separated); λ = ∞ counts as admissible only where the LLM information at
+        θ̂_∞ is non-singular.
     """
     _check_anchored(anchored)
     req = _request(data, information, cluster, correction)
@@ -184,17 +192,21 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     inference.prepare_clusters(p, req, None)
     lams = _grid(p, grid_values)
     path = run_path(p, lams)
-    cands = path.candidates
+    cands = list(path.candidates)
+    for idx, cnd in enumerate(cands):
+        if cnd.fit.lam == np.inf and cnd.admissible:
+            # λ = ∞ reports θ̂_∞'s covariance: admissible only where the LLM data identify it
+            # (the check fit(llm_weight=inf) makes before it reports anything)
+            why = inference.llm_identified(path.llm_fit.zeta, p)
+            if why:
+                cands[idx] = dataclasses.replace(cnd, reason=Reason.LLM_NOT_IDENTIFIED,
+                                                 detail=f" ({why})")
     best = None
     for idx, cnd in enumerate(cands):
         if cnd.admissible and (best is None or cnd.gacv < cands[best].gacv):
             best = idx
     if best is None:
-        warnings.warn("no GACV candidate is admissible; λ = ∞ (anchored) is reported",
-                      RuntimeWarning, stacklevel=2)
-        if lams[0] != np.inf:
-            raise MLEBoundaryError("no GACV candidate is admissible and ∞ is not in the grid")
-        best = 0
+        raise _no_admissible(p, cands)
     table = pd.DataFrame({
         "llm_weight": lams,
         "gacv": [c.gacv for c in cands],
@@ -213,6 +225,26 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         est = _estimate(p, chosen, req, clusters, anchored)
     est.info["gacv_table"] = table
     return table, est
+
+
+def _no_admissible(p: Problem, cands: Sequence[Candidate]) -> Exception:
+    """The refusal when GACV has no admissible λ: every candidate's reason, and the judges whose
+    own verdicts have no BTL MLE (separation, the usual cause), instead of a λ = ∞ estimate
+    with runaway scores."""
+    rows = "; ".join(f"λ = {c.fit.lam:g}: {describe(c)}" for c in cands)
+    separated = []
+    for judge in p.llm.judges:
+        ident = identify.check(p.llm.subset([judge]))
+        if ident.connected and not ident.mle_exists:
+            separated.append(f"{judge!r} ({ident.no_mle_message()})")
+    evidence = (" Judges whose own verdicts are separated: " + "; ".join(separated) + "."
+                if separated else "")
+    boundary = any(c.reason is not None and c.reason.no_interior_estimate for c in cands)
+    cls = MLEBoundaryError if boundary else IdentificationError
+    return cls(
+        f"no λ on the GACV grid has an estimate to report ({rows}).{evidence} Drop or merge the "
+        "separated judges' verdicts, add comparisons, lower the rank, or fit a fixed λ with "
+        "llm_weight=0 (human only) if the human data identify the scores.")
 
 
 def _grid(p: Problem, grid_values: Sequence[float] | None) -> list[float]:

@@ -68,7 +68,7 @@ from bayescal.frequentist.human_calibration.problem import Point, Problem
 from bayescal.frequentist.low_rank_judges import cluster_groups
 from bayescal.identify import IdentificationError
 
-__all__ = ["Clusters", "Result", "covariance_at", "prepare_clusters"]
+__all__ = ["Clusters", "Result", "covariance_at", "llm_identified", "prepare_clusters"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,22 @@ def _llm_free(zeta: NDArray[np.float64], p: Problem) -> NDArray[np.float64]:
     return theta @ full[:, p.r1**2:]
 
 
+def llm_information_singular(H: NDArray[np.float64]) -> str:
+    """The LLM-only information H at θ̂_∞ (free coordinates) in words if it is singular, else
+    '' (the one rule of :func:`infinity` and of GACV's λ = ∞ candidate)."""
+    ev = np.linalg.eigvalsh((H + H.T) / 2)
+    if ev.min() <= NULL_REL * np.abs(ev).max():
+        return (f"the LLM information is singular at θ̂_∞ (smallest eigenvalue {ev.min():.3g}, "
+                f"largest {ev.max():.3g})")
+    return ""
+
+
+def llm_identified(zeta: NDArray[np.float64], p: Problem) -> str:
+    """'' when the expected LLM information at θ̂_∞ (ζ) is non-singular, else why not."""
+    free = _llm_free(zeta, p)
+    return llm_information_singular(free.T @ llm_meat(zeta, p, "expected", None) @ free)
+
+
 def infinity(f: Fit, p: Problem, kind: str, clusters: Clusters | None, anchored: str
              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """λ = ∞: Cov(ŝ_h), Cov(ŝ_h, ζ̂_θ) (N x ζ) and Cov(θ̂) (ζ coordinates).
@@ -244,12 +260,11 @@ def infinity(f: Fit, p: Problem, kind: str, clusters: Clusters | None, anchored:
     free = _llm_free(f.zeta, p)
     bread_kind = "expected" if kind == "expected" else "observed"
     H = free.T @ llm_meat(f.zeta, p, bread_kind, None) @ free
-    ev = np.linalg.eigvalsh((H + H.T) / 2)
-    if ev.min() <= NULL_REL * np.abs(ev).max():
+    problem_found = llm_information_singular(H)
+    if problem_found:
         raise IdentificationError(
-            "the LLM information is singular at θ̂_∞ (smallest eigenvalue "
-            f"{ev.min():.3g}, largest {ev.max():.3g}): the LLM data do not identify every judge "
-            "score. Add LLM comparisons, lower the rank, or use a finite llm_weight.")
+            f"{problem_found}: the LLM data do not identify every judge score. Add LLM "
+            "comparisons, lower the rank, or use a finite llm_weight.")
     Hinv = free @ np.linalg.inv(H) @ free.T
     if kind in ("expected", "observed"):
         cov_l = Hinv / p.n_l

@@ -59,12 +59,13 @@ class Reason(enum.Enum):
     NOT_CONVERGED = "did not converge"
     NULL_DIRECTIONS = "the Hessian has more null directions than the chart's invariances"
     RUNAWAY = "the judge scores run off"
+    LLM_NOT_IDENTIFIED = "θ̂_∞ is not identified by the LLM data"
     SEPARATION = "near-separation"
 
     @property
     def no_interior_estimate(self) -> bool:
         """The likelihood has no interior optimum here (MLEBoundaryError, not identification)."""
-        return self is not Reason.NULL_DIRECTIONS
+        return self not in (Reason.NULL_DIRECTIONS, Reason.LLM_NOT_IDENTIFIED)
 
 
 @dataclass(frozen=True)
@@ -213,11 +214,15 @@ def _run_path(p: Problem, lams: list[float]) -> Path:
                 warm = f.zeta
         if f.zeta.size:  # the most informative reason wins
             pt = p.point(f.zeta)
-            big = max(np.abs(pt.S).max(), np.abs(pt.b).max())
+            per_judge = np.abs(pt.S).max(axis=1)
+            if pt.b.size:
+                per_judge = np.maximum(per_judge, np.abs(pt.b))
+            big = float(per_judge.max())
             if big > RUNAWAY:
+                judge = p.llm.judges[int(per_judge.argmax())]
                 reason, detail = Reason.RUNAWAY, (
-                    f" (max |S_ki|, |b_k| = {big:.3g}): some judge's verdicts are separated, "
-                    "no interior MLE")
+                    f" (max |S_ki|, |b_k| = {big:.3g}, judge {judge!r}): its verdicts are "
+                    "separated, no interior MLE")
         if reason is None and np.abs(f.s).max() > SEPARATION:
             reason, detail = Reason.SEPARATION, (f" (max |ŝ| = {np.abs(f.s).max():.3g} > "
                                                  f"{SEPARATION:g})")
