@@ -15,8 +15,8 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, logit, ndtri
 
-__all__ = ["COLUMNS", "DEFAULT_PROB", "SAMPLE_DIMS", "check_prob", "term_labels", "wald_interval",
-           "z_value"]
+__all__ = ["COLUMNS", "DEFAULT_PROB", "INTERVAL_KINDS", "SAMPLE_DIMS", "check_prob", "term_labels",
+           "wald_interval", "z_value"]
 
 COLUMNS = ["parameter", "method", "estimate", "se", "lower", "upper", "prob", "interval"]
 DEFAULT_PROB = 0.95
@@ -44,6 +44,10 @@ def term_labels(name: str, da: xr.DataArray) -> list[str]:
         f"{name}[{', '.join(values[a][flat[a][e]] for a in range(len(dims)))}]"
         for e in range(flat[0].size)
     ]
+
+
+#: Interval kinds of an Estimate's parameters (``none``: no interval is reported).
+INTERVAL_KINDS = ("wald", "wald-logit", "wald-log", "none")
 
 
 def wald_interval(

@@ -291,3 +291,79 @@ def test_cli_fit_mle_writes_the_estimate(tmp_path, btl_data):
     assert code == 0
     est = Estimate.from_netcdf(tmp_path / "out" / "estimate.nc")
     assert set(est.params["item"].values) == set(btl_data.items)
+
+
+def _tampered(tmp_path, est, edit):
+    """Write ``est``, change the file with ``edit(dataset)``, return the new path."""
+    import json
+
+    import xarray as xr
+
+    src, dst = tmp_path / "estimate.nc", tmp_path / "tampered.nc"
+    est.to_netcdf(src)
+    with xr.open_dataset(src, engine="h5netcdf") as handle:
+        ds = handle.load()
+    ds = edit(ds, json)
+    ds.to_netcdf(dst, engine="h5netcdf")
+    return dst
+
+
+def test_estimate_from_netcdf_refuses_tampered_files(tmp_path):
+    """A changed Estimate file is refused on load, naming the problem. Catches: a negative
+    variance loaded and printed as a zero-width interval, an asymmetric covariance, swapped
+    or duplicated labels, damaged metadata, an unknown interval kind (all loaded silently)."""
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+    from bayescal.frequentist._core import Estimate
+
+    from pathlib import Path
+
+    frame = pd.read_csv(Path(__file__).parent / "data" / "verdicts.csv")
+    data = bc.Comparisons.from_frame(frame, humans=["human"])
+    est = jd_f.fit(data, information="expected")
+    ok = _tampered(tmp_path, est, lambda ds, js: ds)
+    assert Estimate.from_netcdf(ok).terms == est.terms  # an untouched file loads
+
+    def negative(ds, js):
+        v = ds["estimate_cov"].values.copy()
+        v[1, 1] = -abs(v[1, 1])
+        ds["estimate_cov"] = (ds["estimate_cov"].dims, v)
+        return ds
+
+    def asymmetric(ds, js):
+        v = ds["estimate_cov"].values.copy()
+        v[0, 1] += 0.01
+        ds["estimate_cov"] = (ds["estimate_cov"].dims, v)
+        return ds
+
+    def swapped(ds, js):
+        terms = list(ds["term"].values)
+        terms[0], terms[1] = terms[1], terms[0]
+        return ds.assign_coords(term=terms)
+
+    def relabelled(ds, js):
+        terms = list(ds["term"].values)
+        terms[0], terms[1] = terms[1], terms[0]
+        return ds.assign_coords(term=terms, term_col=terms)
+
+    def duplicated(ds, js):
+        terms = list(ds["term"].values)
+        terms[1] = terms[0]
+        return ds.assign_coords(term=terms, term_col=terms)
+
+    def damaged(ds, js):
+        ds.attrs["bayescal_estimate"] = ds.attrs["bayescal_estimate"][:-5]
+        return ds
+
+    def kind(ds, js):
+        meta = js.loads(ds.attrs["bayescal_estimate"])
+        meta["interval"][next(iter(meta["interval"]))] = "exact"
+        ds.attrs["bayescal_estimate"] = js.dumps(meta)
+        return ds
+
+    for edit, words in ((negative, "is negative"), (asymmetric, "not symmetric"),
+                        (swapped, "different labels"),
+                        (relabelled, "do not match the parameters"), (duplicated, "appears twice"),
+                        (damaged, "metadata is damaged"), (kind, "unknown interval kinds")):
+        path = _tampered(tmp_path, est, edit)
+        with pytest.raises(ValueError, match=words):
+            Estimate.from_netcdf(path)

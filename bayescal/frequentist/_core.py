@@ -17,7 +17,7 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import NDArray
 
-from bayescal.schema import COLUMNS, term_labels, wald_interval
+from bayescal.schema import COLUMNS, INTERVAL_KINDS, term_labels, wald_interval
 
 __all__ = ["ConvergenceWarning", "Estimate", "MLEBoundaryError"]
 
@@ -41,6 +41,41 @@ def _json_scalar(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _check_loaded(path: Any, params: xr.Dataset, terms: tuple[str, ...], columns: list[str],
+                  cov: NDArray[np.float64], interval: dict[str, Any], info: Any) -> None:
+    """Refuse an Estimate file whose parts do not fit together (see ``from_netcdf``)."""
+    def bad(what: str) -> ValueError:
+        return ValueError(f"{path}: {what}; the file was changed or damaged after it was "
+                          "written — write the estimate again")
+
+    if not isinstance(info, dict):
+        raise bad("the info metadata is not a mapping")
+    if list(terms) != columns or cov.shape != (len(terms), len(terms)):
+        raise bad(f"the covariance is {cov.shape[0]} x {cov.shape[1]} with different labels on "
+                  "its two axes" if list(terms) != columns else
+                  f"the covariance is {cov.shape} for {len(terms)} terms")
+    if len(set(terms)) != len(terms):
+        raise bad("a term label appears twice in the covariance")
+    labels = [lab for name, da in params.data_vars.items() for lab in term_labels(str(name), da)]
+    if labels != list(terms):
+        diff = next((f"{a!r} vs {b!r}" for a, b in zip(labels, terms, strict=False) if a != b),
+                    f"{len(labels)} parameter elements vs {len(terms)} terms")
+        raise bad(f"the covariance terms do not match the parameters ({diff})")
+    unknown = sorted(set(interval) - set(map(str, params.data_vars)))
+    kinds = sorted({str(k) for k in interval.values()} - set(INTERVAL_KINDS))
+    if unknown or kinds:
+        raise bad(f"interval kinds for unknown parameters {unknown}" if unknown else
+                  f"unknown interval kinds {kinds}")
+    diag = np.diag(cov)
+    if np.any(diag < 0):
+        k = int(np.flatnonzero(diag < 0)[0])
+        raise bad(f"the variance of {terms[k]} is negative ({diag[k]:.3g})")
+    finite = np.isfinite(cov) & np.isfinite(cov.T)
+    scale = max(1.0, float(np.abs(cov[finite]).max())) if finite.any() else 1.0
+    if np.any(np.abs(cov - cov.T)[finite] > 1e-8 * scale) or np.any(finite != np.isfinite(cov)):
+        raise bad("the covariance is not symmetric")
 
 
 @dataclass(frozen=True)
@@ -153,25 +188,36 @@ class Estimate:
 
     @classmethod
     def from_netcdf(cls, path: str | os.PathLike[str]) -> Estimate:
-        """Load an Estimate written by :meth:`to_netcdf`."""
+        """Load an Estimate written by :meth:`to_netcdf`, validated: a file that was changed
+        or is not an Estimate is refused (``ValueError`` naming the file and the problem), never
+        loaded into intervals it does not support.
+
+        Checked: the metadata (method, interval kinds of the file's parameters, log-likelihood,
+        convergence flag, info); the covariance square over the terms, with the same labels on
+        both axes; the terms unique and equal, in order, to the parameters' element labels (a
+        relabelled parameter or covariance is caught); the covariance symmetric (to 1e-8
+        relative) with no negative variance.
+        """
         with xr.open_dataset(path, engine="h5netcdf") as handle:
             ds = handle.load()
         if "bayescal_estimate" not in ds.attrs or _COV_NAME not in ds:
             raise ValueError(f"{path} is not an Estimate file written by Estimate.to_netcdf")
-        meta = json.loads(ds.attrs["bayescal_estimate"])
+        try:
+            meta = json.loads(ds.attrs["bayescal_estimate"])
+            method, interval = str(meta["method"]), dict(meta["interval"])
+            loglik, converged, info = float(meta["loglik"]), bool(meta["converged"]), meta["info"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}: the Estimate metadata is damaged ({err!r}); write the "
+                             "estimate again") from err
         cov = ds[_COV_NAME]
         params = ds.drop_vars([_COV_NAME, "term", "term_col"])
         params.attrs = {}
-        return cls(
-            method=meta["method"],
-            params=params,
-            cov=np.asarray(cov.values, dtype=np.float64),
-            terms=tuple(str(t) for t in cov.coords["term"].values),
-            interval=meta["interval"],
-            loglik=float(meta["loglik"]),
-            converged=bool(meta["converged"]),
-            info=meta["info"],
-        )
+        terms = tuple(str(t) for t in cov.coords["term"].values)
+        matrix = np.asarray(cov.values, dtype=np.float64)
+        _check_loaded(path, params, terms, [str(t) for t in cov.coords["term_col"].values],
+                      matrix, interval, info)
+        return cls(method=method, params=params, cov=matrix, terms=terms, interval=interval,
+                   loglik=loglik, converged=converged, info=info)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}{tuple(v.shape)}" for k, v in self.params.data_vars.items())
