@@ -978,3 +978,54 @@ def test_cli_mean_positive(tmp_path):
     assert main(["mean", str(path), "--human", "human", "--judge", "judge"]) == 2
     assert main(["mean", str(path), "--human", "human", "--judge", "judge",
                  "--positive", "2"]) == 0
+
+
+def _shifted(rng, m, n, theta_cal, theta_test, q0=0.85, q1=0.8) -> Labels:
+    """Calibration items drawn at prevalence θ_cal, test items at θ_test, one judge with
+    constant error rates (q0, q1): a label (prior) shift."""
+    def draw(size, theta):
+        y = rng.random(size) < theta
+        return y, np.where(y, rng.random(size) < q1, rng.random(size) >= q0)
+
+    y, yc = draw(m, theta_cal)
+    _, yt = draw(n, theta_test)
+    return Labels.from_arrays(y.astype(float), yc.astype(float), yt.astype(float))
+
+
+def test_label_shift_is_flagged_and_rogan_gladen_is_pointed_to():
+    """Calibration θ = 0.5, test θ = 0.2 (judge mean 0.53 vs 0.32): PPI, PPI++, MLE and EIF
+    covered 0–2 % with no note. Catches: no check, a check on the wrong rows (Rogan–Gladen,
+    valid under constant error rates, must not be flagged), a note without the statistic."""
+    lab = _shifted(np.random.default_rng(5), 300, 3000, 0.5, 0.2)
+    shift = jm.label_shift(lab)
+    assert shift["shifted"] and shift["test"] == "chi-square" and shift["df"] == 1
+    # the 0/1 χ² is the squared two-proportion score test
+    a, b = lab.yhat_cal[:, 0], lab.yhat_test[:, 0]
+    pool = np.r_[a, b].mean()
+    z = (a.mean() - b.mean()) / np.sqrt(pool * (1 - pool) * (1 / a.size + 1 / b.size))
+    assert shift["statistic"] == pytest.approx(z**2, rel=1e-12)
+    table = jm.estimate(lab)
+    for method in ("ppi", "ppi_plus_plus", "mle", "eif"):
+        assert "label shift" in table.loc[method, "note"] and "rogan_gladen" in table.loc[
+            method, "note"], method
+    assert "label shift" not in table.loc["rogan_gladen", "note"]
+    # Rogan–Gladen is consistent for the test θ here: within 3 SE of 0.2
+    rg = table.loc["rogan_gladen"]
+    assert abs(rg["estimate"] - 0.2) < 3 * rg["se"]
+
+
+def test_label_shift_false_alarms_within_the_binomial_band():
+    """No shift: the check flags at most at its level α = 1 %. Over 400 seeded replicates the
+    flag count must stay below the binomial 0.999 quantile of Bin(400, 0.01) (a check at 5 %,
+    or one comparing the wrong sets, exceeds it). A score judge uses Kolmogorov–Smirnov."""
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(11)
+    flags = sum(jm.label_shift(_shifted(rng, 100, 1000, 0.3, 0.3))["shifted"]
+                for _ in range(400))
+    assert flags <= binom.ppf(0.999, 400, jm_estimators.SHIFT_ALPHA)
+    y = rng.random(200)
+    score = Labels.from_arrays((y > 0.5).astype(float), y + rng.normal(0, 0.1, 200),
+                               rng.random(2000) + rng.normal(0, 0.1, 2000))
+    assert jm.label_shift(score)["test"] == "Kolmogorov-Smirnov"
+    assert not jm.label_shift(score)["shifted"]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from numpy.typing import ArrayLike
+from scipy.special import chdtrc  # chi2.sf, without importing scipy.stats
 
 from bayescal.data import DataError, Labels
 from bayescal.frequentist import covariance, misclassification
@@ -716,6 +717,67 @@ def _zero_se_note(est: Estimate) -> str:
     return ""
 
 
+#: Significance level of the label-shift check (1 %: a flag on valid data once in a hundred).
+SHIFT_ALPHA = 0.01
+#: Rows that assume the calibration items are a random sample of the test population.
+_RANDOM_SAMPLE_METHODS = ("ppi", "ppi_plus_plus", "mle", "eif")
+#: A judge with at most this many distinct values is compared level by level (χ²); more
+#: values are compared as scores (two-sample Kolmogorov–Smirnov).
+_SHIFT_LEVELS = 10
+
+
+def label_shift(data: Labels, judge: str | None = None) -> dict[str, Any]:
+    r"""Test whether the judge's labels have the same distribution on the calibration and test
+    sets, as they must when the calibration items are a random sample of the test items.
+
+    The judge's label Ŷ is seen on both sets, so a shift in the distribution of Y between them
+    (label or prior shift) shows in Ŷ: with constant error rates
+    :math:`E[\hat Y] = (1-q_0) + \theta\kappa` moves with θ. A judge with at most ten distinct
+    values is compared by Pearson's χ² on the 2 × L table of counts (df L − 1; for a 0/1 judge
+    the squared two-proportion score test); a score judge by the two-sample
+    Kolmogorov–Smirnov test.
+
+    Returns
+    -------
+    dict
+        ``test``, ``statistic``, ``df`` (χ² only), ``p_value``, ``calibration_mean``,
+        ``test_mean``, ``shifted`` (p < :data:`SHIFT_ALPHA`).
+    """
+    lab = _one_judge(data, judge)
+    cal = np.asarray(lab.yhat_cal[:, 0], dtype=float)
+    test = np.asarray(lab.yhat_test[:, 0], dtype=float)
+    out: dict[str, Any] = {"calibration_mean": float(cal.mean()), "test_mean": float(test.mean())}
+    levels = np.unique(np.concatenate([cal, test]))
+    if levels.size <= 1:
+        return {**out, "test": "none (constant judge)", "statistic": 0.0, "p_value": 1.0,
+                "shifted": False}
+    if levels.size <= _SHIFT_LEVELS:
+        table = np.stack([(cal[:, None] == levels).sum(0), (test[:, None] == levels).sum(0)])
+        expected = table.sum(1, keepdims=True) * table.sum(0, keepdims=True) / table.sum()
+        stat = float(((table - expected) ** 2 / expected).sum())
+        df = int(levels.size - 1)
+        p = float(chdtrc(df, stat))
+        out.update(test="chi-square", statistic=stat, df=df, p_value=p)
+    else:
+        from scipy.stats import ks_2samp  # scipy.stats costs ~1 s to import: only here
+
+        res = ks_2samp(cal, test)
+        out.update(test="Kolmogorov-Smirnov", statistic=float(res.statistic),
+                   p_value=float(res.pvalue))
+    out["shifted"] = bool(out["p_value"] < SHIFT_ALPHA)
+    return out
+
+
+def _shift_note(shift: dict[str, Any]) -> str:
+    df = f", df {shift['df']}" if "df" in shift else ""
+    return (f"label shift: the judge's labels differ between the calibration and test sets "
+            f"(mean {shift['calibration_mean']:.3g} vs {shift['test_mean']:.3g}; "
+            f"{shift['test']} {shift['statistic']:.3g}{df}, p = {shift['p_value']:.2g}), so the "
+            "calibration items are not a random sample of the test items, which this row "
+            "assumes; rogan_gladen stays valid if the judge's error rates are the same on both "
+            "sets (a shift in θ only)")
+
+
 def estimate(
     data: Labels,
     prob: float = DEFAULT_PROB,
@@ -764,6 +826,7 @@ def estimate(
         "ppi_plus_plus": ppi_plus_plus, "mle": mle,
         "eif": eif if binary_judge else lambda x: eif(x, regression="spline"),
     }
+    shift = label_shift(lab)
     rows = []
     for method in chosen:
         try:
@@ -788,6 +851,8 @@ def estimate(
                          "judge: the cell-mean EIF needs >= 2 calibration items per judge value")
         if not est.converged:
             notes.append("the optimizer did not report convergence")
+        if shift["shifted"] and method in _RANDOM_SAMPLE_METHODS:
+            notes.append(_shift_note(shift))
         row = _row(est, prob, "; ".join(n for n in notes if n))
         if method == "naive":
             row = _naive_row(row)
