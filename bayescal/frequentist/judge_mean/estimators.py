@@ -572,6 +572,9 @@ def eif(
       calibration quantiles k/df (R's ``ns`` rule). Default ``df = min(#levels - 1, 4)``, #levels
       the distinct calibration judge values (the authors' code; for 3 levels the fit is saturated
       and equals ``"cells"``). Duplicate knots are dropped (``info["df"]`` is the effective df).
+    * ``"linear"`` and ``"spline"`` are never extrapolated: μ̂ is held at its boundary values for
+      judge scores outside the calibration range (``info["test_outside_range"]``, a note), which
+      keeps the estimator valid for any distribution of the judge's scores.
 
     A ``"linear"`` or ``"spline"`` fit with as many coefficients as distinct calibration judge
     values is saturated — it *is* the cell-mean fit — and gets the ``"cells"`` rule above.
@@ -627,7 +630,7 @@ def eif(
             return np.column_stack([np.ones_like(x), x])
 
         coef = _least_squares(y, line, yc)
-        fit = line(levels) @ coef
+        fit = line(_held(levels, yc, yt, info)) @ coef
         info["coef"] = coef.tolist()
         _raise_if_saturated(stats, p_hat, "linear", len(coef))
     else:
@@ -652,7 +655,7 @@ def eif(
             return np.column_stack([np.ones_like(x), natural_spline_basis(x, knots)])
 
         coef = _least_squares(y, design, yc)
-        fit = design(levels) @ coef
+        fit = design(_held(levels, yc, yt, info)) @ coef
         info.update(df=len(knots) - 1, df_requested=want, knots=knots.tolist(), coef=coef.tolist())
         _raise_if_saturated(stats, p_hat, "spline", len(coef))
         if len(knots) - 1 < want:
@@ -677,6 +680,26 @@ def eif(
     name = "eif" + ("" if regression == "cells" else f"_{regression}") + (
         "_test" if p_hat == "test" else "")
     return _result(name, lab, float(core.estimate), float(core.variance), info)
+
+
+def _held(levels: Array, yc: Array, yt: Array, info: dict[str, Any]) -> Array:
+    """The judge values at which the regression μ̂ is evaluated: held inside the calibration
+    range [min Ŷ_cal, max Ŷ_cal], where it was fitted.
+
+    A linear or spline fit extrapolated to test scores beyond that range is unbounded (one
+    heavy-tailed score moved the spline EIF to −8.5; its interval covered 0.79). Held at the
+    boundary values μ̂ stays a fixed bounded function of Ŷ, and the estimator stays unbiased
+    whatever μ̂ is (the calibration residuals correct it), so nothing is assumed about the
+    tails of the judge's scores. How many test scores were held is in ``info`` and the note.
+    """
+    lo, hi = float(yc.min()), float(yc.max())
+    outside = int(np.sum((yt < lo) | (yt > hi)))
+    info.update(calibration_range=[lo, hi], test_outside_range=outside)
+    if outside:
+        info["interval_note"] = (
+            f"{outside} of {yt.size} test judge scores lie outside the calibration range "
+            f"[{lo:.4g}, {hi:.4g}]; μ̂ is held at its boundary values there (no extrapolation)")
+    return np.clip(levels, lo, hi)
 
 
 def _raise_if_sparse(stats: LevelStats, p_hat: Literal["all", "test"], what: str) -> None:
