@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescal.schema import term_labels
+from bayescal.schema import resolve_prob, term_labels
 from bayescal.summary import summarize
 
 __all__ = ["compare", "method_name", "named_results", "truth_series"]
@@ -64,7 +64,8 @@ def named_results(results: tuple[Any, ...], named: Mapping[str, Any], *,
 
 def compare(
     *results: Any,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     truth: xr.Dataset | Mapping[str, float] | pd.Series | None = None,
     reference: str | None = None,
     **named: Any,
@@ -96,6 +97,7 @@ def compare(
         intersection over the shorter interval). Terms missing from a method are left empty
         for that method.
     """
+    prob = resolve_prob(prob, ci_prob)
     tables = {name: summarize(res, prob)
               for name, res in named_results(results, named, caller="compare").items()}
     order = list(dict.fromkeys(t for table in tables.values() for t in table.index))

@@ -28,7 +28,7 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from bayescal.schema import COLUMNS, check_prob, term_labels, wald_interval
+from bayescal.schema import COLUMNS, resolve_prob, term_labels, wald_interval
 
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
@@ -232,7 +232,8 @@ def contrasts(
     *,
     parameter: str = "ability",
     judge: str | None = None,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     random_seed: int | None = 0,
     scale: Scale = "logit",
 ) -> pd.DataFrame:
@@ -269,7 +270,7 @@ def contrasts(
         Index ``term``; columns ``parameter, method, estimate, se, lower, upper, prob,
         interval`` (``wald``, ``eti`` or ``none``).
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     del random_seed
     factor = _elo_factor(scale)
     ab = _Abilities(result, parameter, judge)
@@ -349,7 +350,8 @@ def ranks(
     *,
     parameter: str = "ability",
     judge: str | None = None,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     draws: int = 4000,
     random_seed: int | None = 0,
     scale: Scale = "logit",
@@ -382,7 +384,7 @@ def ranks(
         ``rank_median, rank_lower, rank_upper`` (quantiles of the rank distribution, taken as
         observed ranks so that P(rank_lower ≤ rank ≤ rank_upper) ≥ prob), ``prob, source``.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     if int(draws) != draws or draws < 2:
         raise ValueError(f"draws must be an integer ≥ 2, got {draws!r}")
     _elo_factor(scale)

@@ -24,7 +24,7 @@ import pandas as pd
 import xarray as xr
 
 from bayescal.compare import truth_series
-from bayescal.schema import check_prob, term_labels
+from bayescal.schema import resolve_prob, term_labels
 from bayescal.summary import summarize
 from bayescal.tables import leaderboard as leaderboard_table
 from bayescal.tables import named_results
@@ -159,7 +159,8 @@ def _title(pc: PlotCollection, text: str) -> None:
 def forest(
     *results: xr.DataTree | Estimate,
     truth: Truth = None,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     var_names: Sequence[str] | None = None,
     **named: xr.DataTree | Estimate,
 ) -> PlotCollection:
@@ -187,7 +188,7 @@ def forest(
         where a fit has no interval), ``pc.viz["point_estimate"][name]`` the points,
         ``pc.viz["truth"][name]`` the true values; ``pc.savefig(path)`` writes it.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     fits = named_results(results, named)
     names = list(var_names) if var_names is not None else _default_names(fits, prob)
     point, twig = _forest_stats(fits, names, prob)
@@ -204,7 +205,8 @@ def forest(
 def discriminations(
     *results: xr.DataTree | Estimate,
     truth: Truth = None,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     **named: xr.DataTree | Estimate,
 ) -> PlotCollection:
     """Judge parameters with intervals, one colour per fit.
@@ -215,6 +217,7 @@ def discriminations(
     misclassification model's ``sensitivity`` and ``specificity``, q1 and q0 of seed 001).
     Intervals as in :func:`forest`.
     """
+    prob = resolve_prob(prob, ci_prob)
     fits = named_results(results, named)
     names = _judge_variables(fits, prob)
     pc = forest(truth=truth, prob=prob, var_names=names, **fits)
@@ -243,7 +246,8 @@ def _judge_variables(fits: Mapping[str, Any], prob: float) -> list[str]:
 
 def leaderboard(
     *results: xr.DataTree | Estimate,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     parameter: str = "ability",
     judge: str | None = None,
     sort_by: str | None = None,
@@ -263,9 +267,9 @@ def leaderboard(
         Columns ``labels``, ``forest`` (abilities, ``pc.viz["twig"]``) and ``rank``
         (``pc.viz["rank_interval"]``, ``pc.viz["rank"]``).
     """
+    prob = resolve_prob(prob, ci_prob)
     from arviz_plots.visuals import line_x, scatter_x
 
-    check_prob(prob)
     fits = named_results(results, named)
     table = leaderboard_table(prob=prob, parameter=parameter, judge=judge, sort_by=sort_by,
                               random_seed=random_seed, **fits)
@@ -402,7 +406,8 @@ def judge_mean_estimators(
 
 def order_effects(
     *results: xr.DataTree | Estimate,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     truth: Truth = None,
     **named: xr.DataTree | Estimate,
 ) -> PlotCollection:
@@ -418,6 +423,7 @@ def order_effects(
     arviz_plots.PlotCollection
         As :func:`forest`, plus ``pc.viz["reference"]["order_effect"]`` (the line at 0).
     """
+    prob = resolve_prob(prob, ci_prob)
     from arviz_plots.visuals import vline
 
     fits = named_results(results, named)
@@ -433,7 +439,8 @@ _LOADINGS = ("consensus", "consensus_loading", "disagreement", "disagreement_loa
 
 
 def judge_loadings(
-    result: xr.DataTree | Estimate, *, factor: int = 1, prob: float = 0.95
+    result: xr.DataTree | Estimate, *, factor: int = 1, prob: float | None = None,
+    ci_prob: float | None = None
 ) -> Figure:
     r"""Biplot of the low-rank judges fit: judges at :math:`(\gamma_k, U_{kq})`, items as arrows.
 
@@ -462,9 +469,9 @@ def judge_loadings(
     matplotlib.figure.Figure
         One axes: ``ax.collections[0]`` holds the K judge points, ``ax.patches`` the N arrows.
     """
+    prob = resolve_prob(prob, ci_prob)
     import matplotlib.pyplot as plt
 
-    check_prob(prob)
     if isinstance(result, xr.DataTree) and "disagreement_loading" not in result["posterior"]:
         from bayescal.models.low_rank_judges import canonical_factors
 
@@ -558,7 +565,8 @@ def _table_prob(obj: Any, prob: float) -> float:
 def calibration_map(
     *calibrators_or_tables: Any,
     scale: tuple[int, int] | None = None,
-    prob: float = 0.9,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     **named: Any,
 ) -> Figure:
     r"""Calibration maps :math:`g(j)`: judge level on x, calibrated score on y, identity dotted.
@@ -591,11 +599,11 @@ def calibration_map(
         One axes: one line per map (``ax.lines``, then the identity last) and one band per map
         with an interval (``ax.collections``).
     """
+    prob = resolve_prob(prob, ci_prob)
     import matplotlib.pyplot as plt
 
     from bayescal.calibration.base import Calibrator
 
-    check_prob(prob)
     items: dict[str, Any] = {}
     for obj in calibrators_or_tables:
         if isinstance(obj, Calibrator):

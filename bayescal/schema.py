@@ -15,7 +15,7 @@ import xarray as xr
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, logit, ndtri
 
-__all__ = ["COLUMNS", "DEFAULT_PROB", "INTERVAL_KINDS", "SAMPLE_DIMS", "check_prob", "term_labels",
+__all__ = ["COLUMNS", "DEFAULT_PROB", "INTERVAL_KINDS", "SAMPLE_DIMS", "check_prob", "resolve_prob", "term_labels",
            "wald_interval", "z_value"]
 
 COLUMNS = ["parameter", "method", "estimate", "se", "lower", "upper", "prob", "interval"]
@@ -89,6 +89,25 @@ def wald_interval(
         with np.errstate(over="ignore"):  # an se far above θ gives (0, inf): honest, not an error
             return est * np.exp(-half), est * np.exp(half)
     raise ValueError(f"unknown interval kind {kind!r}; use 'wald', 'wald-logit' or 'wald-log'")
+
+
+def resolve_prob(prob: float | None, ci_prob: float | None = None) -> float:
+    """The interval probability of a call, under its name here (``prob``) or ArviZ's
+    (``ci_prob``): either, or both if equal; :data:`DEFAULT_PROB` when neither is given.
+
+    Raises
+    ------
+    ValueError
+        Both given with different values (one would be ignored), or a value outside (0, 1).
+    """
+    if prob is not None and ci_prob is not None and prob != ci_prob:
+        raise ValueError(f"prob={prob!r} and ci_prob={ci_prob!r} name the same interval "
+                         "probability with different values: give one of them")
+    value = DEFAULT_PROB if prob is None and ci_prob is None else (
+        prob if prob is not None else ci_prob)
+    assert value is not None
+    check_prob(value)
+    return float(value)
 
 
 def check_prob(prob: float) -> None:

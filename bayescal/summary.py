@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayescal.schema import SAMPLE_DIMS, check_prob, term_labels
+from bayescal.schema import SAMPLE_DIMS, resolve_prob, term_labels
 
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
@@ -70,7 +70,8 @@ def _posterior_table(
 
 
 def summarize(
-    result: xr.DataTree | Estimate, prob: float = 0.95, *, var_names: Iterable[str] | None = None
+    result: xr.DataTree | Estimate, prob: float | None = None, *,
+    ci_prob: float | None = None, var_names: Iterable[str] | None = None
 ) -> pd.DataFrame:
     """Tidy interval table for a posterior, a MAP mode or a frequentist Estimate.
 
@@ -89,7 +90,7 @@ def summarize(
     DataFrame
         Index ``term``; columns ``parameter, method, estimate, se, lower, upper, prob, interval``.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     if isinstance(result, xr.DataTree):
         return _posterior_table(result, prob, var_names)
     summary: Any = getattr(result, "summary", None)

@@ -16,7 +16,7 @@ import xarray as xr
 
 from bayescal.compare import method_name, named_results, truth_series
 from bayescal.contrasts import Scale, elo_scale, ranks
-from bayescal.schema import check_prob
+from bayescal.schema import resolve_prob
 from bayescal.summary import summarize
 
 if TYPE_CHECKING:
@@ -27,7 +27,8 @@ __all__ = ["format_leaderboard", "leaderboard", "method_name", "named_results"]
 
 def leaderboard(
     *results: xr.DataTree | Estimate,
-    prob: float = 0.95,
+    prob: float | None = None,
+    ci_prob: float | None = None,
     parameter: str = "ability",
     judge: str | None = None,
     sort_by: str | None = None,
@@ -75,7 +76,7 @@ def leaderboard(
         ``<m>_rank_upper`` (equal-tailed rank interval from posterior draws or Wald-normal
         draws; absent for a mode); with ``scale="elo"`` the column ``scale``.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     if scale not in ("logit", "elo"):
         raise ValueError(f"scale must be 'logit' or 'elo', got {scale!r}")
     fits = named_results(results, named)

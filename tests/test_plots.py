@@ -232,7 +232,7 @@ def test_calibration_map_one_line_per_map_a_band_only_where_an_interval_exists(s
     ax = fig.axes[0]
     assert [line.get_label() for line in ax.lines] == ["mle", "map", "sqm", "identity"]
     assert len(ax.collections) == 1  # only the twin's Wald band
-    mle = score_cal["mle"].summary(0.9)
+    mle = score_cal["mle"].summary(0.95)  # the one default interval probability
     rows = [f"calibrated_mean[{v}]" for v in range(1, 6)]
     np.testing.assert_allclose(ax.lines[0].get_ydata(), mle.loc[rows, "estimate"])
     np.testing.assert_allclose(ax.lines[2].get_ydata(), score_cal["sqm"].predict(np.arange(1, 6)))

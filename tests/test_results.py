@@ -367,3 +367,40 @@ def test_estimate_from_netcdf_refuses_tampered_files(tmp_path):
         path = _tampered(tmp_path, est, edit)
         with pytest.raises(ValueError, match=words):
             Estimate.from_netcdf(path)
+
+
+def test_ci_prob_is_prob_under_arviz_name():
+    """``ci_prob`` (ArviZ's name) is accepted beside ``prob`` everywhere an interval is asked
+    for; both with different values are refused; neither gives the one default (0.95).
+    Catches: ``ci_prob=`` taken as a fit's name by the ``**named`` functions (compare, the
+    plots) or silently ignored, and a function whose default differs (the calibration map's
+    was 0.9)."""
+    import importlib
+    import inspect
+    from pathlib import Path
+
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+    from bayescal.schema import DEFAULT_PROB
+
+    def mod(name):
+        return importlib.import_module(f"bayescal.{name}")
+
+    frame = pd.read_csv(Path(__file__).parent / "data" / "verdicts.csv")
+    est = jd_f.fit(bc.Comparisons.from_frame(frame, humans=["human"]), information="expected")
+    assert bc.summarize(est, ci_prob=0.8).equals(bc.summarize(est, 0.8))
+    assert (bc.summarize(est)["prob"] == DEFAULT_PROB).all()
+    assert bc.compare(est, ci_prob=0.8).equals(bc.compare(est, prob=0.8))
+    assert bc.leaderboard(est, ci_prob=0.8).equals(bc.leaderboard(est, prob=0.8))
+    assert bc.contrasts(est, ci_prob=0.8).equals(bc.contrasts(est, prob=0.8))
+    with pytest.raises(ValueError, match="give one of them"):
+        bc.summarize(est, 0.9, ci_prob=0.8)
+    with pytest.raises(ValueError, match="give one of them"):
+        bc.compare(est, prob=0.9, ci_prob=0.8)
+    for module, names in (("summary", ["summarize"]), ("compare", ["compare"]),
+                          ("contrasts", ["contrasts", "ranks"]), ("tables", ["leaderboard"]),
+                          ("plots", ["forest", "discriminations", "leaderboard", "order_effects",
+                                     "judge_loadings", "calibration_map"]),
+                          ("frequentist.judge_mean", ["estimate"])):
+        for name in names:
+            params = inspect.signature(getattr(mod(module), name)).parameters
+            assert "ci_prob" in params and params["prob"].default is None, (module, name)

@@ -42,7 +42,14 @@ from bayescal.frequentist.judge_mean.cores import (
     _rogan_gladen_core,
     _sparse_cells,
 )
-from bayescal.schema import COLUMNS, DEFAULT_PROB, check_prob, wald_interval, z_value
+from bayescal.schema import (
+    COLUMNS,
+    DEFAULT_PROB,
+    check_prob,
+    resolve_prob,
+    wald_interval,
+    z_value,
+)
 
 __all__ = [
     "METHODS",
@@ -803,9 +810,10 @@ def _shift_note(shift: dict[str, Any]) -> str:
 
 def estimate(
     data: Labels,
-    prob: float = DEFAULT_PROB,
+    prob: float | None = None,
     judge: str | None = None,
     *,
+    ci_prob: float | None = None,
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Every estimator of Chen et al. (2026) for the human-label mean in one table.
@@ -840,6 +848,7 @@ def estimate(
         Indexed by method name; the shared summary columns ``parameter, method, estimate, se,
         lower, upper, prob, interval`` plus ``note`` (empty when the method ran normally).
     """
+    prob = resolve_prob(prob, ci_prob)
     chosen = _chosen(methods, METHODS, prob)
     lab = _one_judge(data, judge)
     name, _ = target(lab)
