@@ -14,9 +14,19 @@ Guarantees:
   The same study gives bit-identical tables with 1 worker, many processes or a Dask cluster.
 * **Failures are recorded, never dropped.** A replicate that raises becomes one row with its
   ``error`` text ("ExceptionType: message"); the function's columns are missing (NaN) there.
-* **Resumable.** With ``out=`` each finished task (a cell and a block of replicates) is written at
-  once as a Parquet file under ``out/<study name>/``; a rerun reads them back and runs only the
-  replicates that are not there yet. Parts from a different study definition are refused.
+* **Resumable, never mixed.** With ``out=`` each finished task (a cell and a block of replicates)
+  is written at once, atomically, as a Parquet file under ``out/<study name>/``; a rerun reads
+  them back and runs only the replicates that are not there yet. The folder's
+  ``manifest.json`` records the study's identity: its name, its cells, the seed rule, and the
+  function (module, qualified name and the SHA-256 of its source); every part carries the
+  identity's digest. A folder of another identity (other cells, a changed function) is refused
+  with what differs; ``overwrite=True`` discards its parts, a fresh ``out=`` keeps them. The
+  number of replicates and ``chunk`` are not part of the identity (a replicate's seed and rows
+  depend on neither): a run returns exactly replicates 0 .. ``replicates`` − 1, computing those
+  not there yet, and leaves further ones on disk. A damaged part is refused by name (remove it
+  and rerun: only its replicates are recomputed); a replicate found in two parts is refused.
+* **Errors can be retried.** ``retry_errors=True`` removes the failed replicates from their
+  parts (each part rewritten atomically) and runs them again.
 * **Progress** is shown on standard error when a person is watching
   (:func:`bayescal.progress.interactive`), never under pytest or CI.
 
@@ -28,8 +38,12 @@ import ``fn`` (or Dask pickles it by value, as for functions defined in a script
 from __future__ import annotations
 
 import hashlib
+import inspect
+import io
 import json
+import marshal
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -44,10 +58,17 @@ import numpy as np
 import pandas as pd
 
 from bayescal.progress import interactive
+from bayescal.runs import write_atomic
 
-__all__ = ["Study", "StudyError", "replicate_seed", "run"]
+__all__ = ["Study", "StudyError", "function_identity", "replicate_seed", "run"]
 
 RESERVED = ("replicate", "seed", "error")
+MANIFEST = "manifest.json"
+_FORMAT = "bayescal-study"
+#: How seeds are made (:func:`replicate_seed`); part of the identity, so a change of rule can
+#: never mix two rules' replicates in one folder.
+SEED_RULE = "sha256(name, cell) -> SeedSequence(spawn_key=(replicate,)) -> uint32, v1"
+_PART_KEY = b"bayescal_study"
 Cell = Mapping[str, Any]
 
 
@@ -157,21 +178,160 @@ def _blocks(study: Study, missing: dict[str, set[int]],
 
 def _part_path(folder: Path, cell: Cell, reps: tuple[int, ...]) -> Path:
     tag = hashlib.sha256(cell_key(cell).encode()).hexdigest()[:12]
-    return folder / f"part-{tag}-r{reps[0]:06d}-{reps[-1]:06d}.parquet"
+    # named by the exact replicates: a retried block (errors only) never replaces the part
+    # that keeps the block's other replicates
+    which = hashlib.sha256(",".join(map(str, reps)).encode()).hexdigest()[:8]
+    return folder / f"part-{tag}-r{reps[0]:06d}-{reps[-1]:06d}-{which}.parquet"
 
 
-def _read_parts(folder: Path, study: Study) -> list[pd.DataFrame]:
-    frames = []
-    known = {cell_key(c) for c in study.cells}
+def function_identity(fn: Callable[..., Any]) -> dict[str, str]:
+    """Module, qualified name and SHA-256 of the source of a study function.
+
+    The source is :func:`inspect.getsource` (the compiled code where the source is not
+    available). Only ``fn``'s own text is hashed: a change in a helper it calls is not seen,
+    so change the study's name (or use ``overwrite=True``) when such a change matters.
+    """
+    module = str(getattr(fn, "__module__", None) or type(fn).__module__)
+    qualname = str(getattr(fn, "__qualname__", None) or type(fn).__qualname__)
+    try:
+        text = inspect.getsource(fn).encode()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise StudyError(
+                f"cannot identify the study function {fn!r} (no source, no code object): "
+                "resumable studies (out=) need a plain function defined in a module or script"
+            ) from None
+        text = marshal.dumps(code)
+    return {"module": module, "qualname": qualname,
+            "source_sha256": hashlib.sha256(text).hexdigest()}
+
+
+def _identity(study: Study) -> dict[str, Any]:
+    """What must match for two runs' replicates to be the same replicates."""
+    return {"name": study.name, "cells": sorted(cell_key(c) for c in study.cells),
+            "seed_rule": SEED_RULE, "fn": function_identity(study.fn)}
+
+
+def _digest(identity: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    out = []
+    if old.get("name") != new["name"]:
+        out.append(f"name {old.get('name')!r} (now {new['name']!r})")
+    if old.get("cells") != new["cells"]:
+        before, now = set(old.get("cells") or []), set(new["cells"])
+        gone, added = sorted(before - now), sorted(now - before)
+        out.append("cells: " + "; ".join(
+            ([f"not in this study {gone[:3]}"] if gone else [])
+            + ([f"new {added[:3]}"] if added else [])))
+    if old.get("seed_rule") != new["seed_rule"]:
+        out.append(f"seed rule {old.get('seed_rule')!r} (now {new['seed_rule']!r})")
+    fo, fn = old.get("fn") or {}, new["fn"]
+    for key in ("module", "qualname", "source_sha256"):
+        if fo.get(key) != fn[key]:
+            was, now = fo.get(key), fn[key]
+            if key == "source_sha256":
+                was, now = (was or "")[:12], now[:12]
+                out.append(f"function source sha256 {was}… (now {now}…: the function changed)")
+            else:
+                out.append(f"function {key} {was!r} (now {now!r})")
+    return out
+
+
+def _open_folder(folder: Path, study: Study, identity: dict[str, Any], chunk: int,
+                 overwrite: bool) -> str:
+    """Check (or write) the folder's manifest; returns the identity digest parts must carry."""
+    digest = _digest(identity)
+    path = folder / MANIFEST
+    parts = sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+    old = None
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+            if not isinstance(old, dict) or old.get("format") != _FORMAT:
+                raise ValueError(f"format {old.get('format') if isinstance(old, dict) else old!r}")
+        except (ValueError, UnicodeDecodeError) as err:
+            if not overwrite:
+                raise StudyError(f"{path} is not a study manifest ({err}); remove the folder "
+                                 f"{folder}, use another out= folder, or pass overwrite=True"
+                                 ) from None
+            old = None
+    problems: list[str] = []
+    if old is not None and old.get("digest") != digest:
+        problems = _differences(old.get("identity") or {}, identity) or ["its identity digest"]
+    elif old is None and parts:
+        problems = [f"it holds {len(parts)} part(s) but no {MANIFEST} (written by another "
+                    "tool or an older bayescal)"]
+    if problems:
+        if not overwrite:
+            raise StudyError(
+                f"{folder} holds another study definition than study {study.name!r}: it differs "
+                f"in {', '.join(problems)}. Use a fresh out= folder to keep those results, or "
+                "overwrite=True to discard them")
+        shutil.rmtree(folder)
+        old = None
+    folder.mkdir(parents=True, exist_ok=True)
+    replicates = max(int(study.replicates), int(old.get("replicates", 0)) if old else 0)
+    manifest = {"format": _FORMAT, "version": 1, "digest": digest, "identity": identity,
+                "replicates": replicates, "chunk": chunk,
+                "first_seed": replicate_seed(study.name, study.cells[0], 0)}
+    if manifest != old:
+        write_atomic(path, (json.dumps(manifest, indent=1) + "\n").encode())
+    return digest
+
+
+def _read_part(path: Path, digest: str) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as err:
+        raise StudyError(
+            f"part {path} cannot be read ({type(err).__name__}: {err}); it is damaged. Remove "
+            "this file and rerun: only its replicates are computed again") from None
+    meta = table.schema.metadata or {}
+    df = table.to_pandas()
+    if meta.get(_PART_KEY, b"").decode() != digest or df.empty or "__cell" not in df \
+            or "replicate" not in df:
+        raise StudyError(f"{path} is not a part of this study's manifest (another definition, "
+                         "or not written by this runner); remove it, or use another out= folder")
+    return df
+
+
+def _write_part(path: Path, df: pd.DataFrame, digest: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _PART_KEY: digest})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    write_atomic(path, buffer.getvalue())  # a killed run never leaves a half-written part
+
+
+def _read_parts(folder: Path, digest: str, retry_errors: bool) -> list[pd.DataFrame]:
+    """Every part of the folder, each replicate once; with ``retry_errors`` the failed
+    replicates are removed from their parts first (so that, if interrupted, they are missing)."""
+    frames, seen = [], {}
     for path in sorted(folder.glob("part-*.parquet")):
-        df = pd.read_parquet(path)
-        if df.empty or "replicate" not in df or "__cell" not in df:
-            raise StudyError(f"{path} is not a partial result of this runner; remove it or use "
-                             "another out= folder")
-        foreign = set(df["__cell"]) - known
-        if foreign:
-            raise StudyError(f"{path} holds cell {sorted(foreign)[0]}, which is not in study "
-                             f"{study.name!r}: the folder belongs to another study definition")
+        df = _read_part(path, digest)
+        if retry_errors and (df["error"] != "").any():
+            df = df[df["error"] == ""].reset_index(drop=True)
+            if df.empty:
+                path.unlink()
+                continue
+            _write_part(path, df, digest)
+        for key, reps in df.groupby("__cell", sort=False)["replicate"]:
+            for r in set(int(v) for v in reps):
+                if (key, r) in seen:
+                    raise StudyError(f"replicate {r} of cell {key} is in two parts, "
+                                     f"{seen[key, r].name} and {path.name} (two runs wrote into "
+                                     f"{folder} at once?); remove one of them")
+                seen[key, r] = path
         frames.append(df)
     return frames
 
@@ -203,7 +363,8 @@ class RunInfo:
 
 def run(study: Study, *, workers: int | None = None, scheduler: Any = None,
         out: str | os.PathLike[str] | None = None, chunk: int | None = None,
-        progress: bool | None = None, info: RunInfo | None = None) -> pd.DataFrame:
+        progress: bool | None = None, info: RunInfo | None = None, overwrite: bool = False,
+        retry_errors: bool = False) -> pd.DataFrame:
     """Run every (cell, replicate) of ``study`` and return the tidy table.
 
     Parameters
@@ -214,20 +375,29 @@ def run(study: Study, *, workers: int | None = None, scheduler: Any = None,
     scheduler
         A Dask scheduler address or a ``distributed.Client``: run the blocks on that cluster.
     out
-        Folder for partial results; the study's parts go to ``out/<name>/`` and a rerun resumes.
+        Folder for partial results; the study's parts go to ``out/<name>/`` beside its
+        ``manifest.json``, and a rerun of the same study resumes. A folder of another study
+        definition is refused (see ``overwrite``).
     chunk
         Replicates per task (default 10): larger blocks amortise the per-task cost of shipping
-        work to a process or a cluster when one replicate takes milliseconds.
+        work to a process or a cluster when one replicate takes milliseconds. It may differ
+        between the runs of one folder.
     progress
         Show progress on stderr; default :func:`bayescal.progress.interactive`.
     info
         Filled with counts and timings (used by ``bench/studies.py``).
+    overwrite
+        Discard the parts of ``out/<name>/`` when its manifest is of another definition (other
+        cells, a changed function) instead of refusing the folder.
+    retry_errors
+        Run again the replicates recorded with an error in ``out/<name>/``.
 
     Returns
     -------
     pandas.DataFrame
-        Rows ordered by cell (grid order), replicate, then the function's row order, so the table
-        does not depend on which worker finished first.
+        Replicates 0 .. ``replicates`` − 1 of every cell (further replicates in ``out`` are left
+        there, not returned), ordered by cell (grid order), replicate, then the function's row
+        order, so the table does not depend on which worker finished first.
     """
     chunk = 10 if chunk is None else int(chunk)
     if chunk < 1:
@@ -239,9 +409,13 @@ def run(study: Study, *, workers: int | None = None, scheduler: Any = None,
     frames: list[pd.DataFrame] = []
     folder = None if out is None else Path(out) / study.name
     missing = {k: set(range(study.replicates)) for k in keys}
+    digest = ""
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        for df in _read_parts(folder, study):
+        digest = _open_folder(folder, study, _identity(study), chunk, overwrite)
+        for df in _read_parts(folder, digest, retry_errors):
+            df = df[df["replicate"] < study.replicates]  # exactly the replicates asked for
+            if df.empty:
+                continue
             for key, reps in df.groupby("__cell", sort=False)["replicate"]:
                 missing[key] -= set(int(r) for r in reps)
                 info.resumed += len(set(reps))
@@ -255,10 +429,8 @@ def run(study: Study, *, workers: int | None = None, scheduler: Any = None,
         df["__cell"] = keys[idx]
         if folder is not None:
             path = _part_path(folder, cells[idx], reps)
-            tmp = path.with_suffix(".tmp")
-            df.to_parquet(tmp, index=False)
-            os.replace(tmp, path)  # a killed run never leaves a half-written part behind
-            df = pd.read_parquet(path)  # resumed and fresh parts then have the same dtypes
+            _write_part(path, df, digest)
+            df = _read_part(path, digest)  # resumed and fresh parts then have the same dtypes
         frames.append(df)
         info.ran += len(reps)
         info.fn_seconds += inside

@@ -15,3 +15,12 @@ def normal_means(cell: dict[str, Any], seed: int) -> pd.DataFrame:
     if cell.get("fail_odd") and seed % 2 == 1:
         raise FloatingPointError(f"odd seed {seed}")
     return pd.DataFrame({"stat": ["mean", "sd"], "value": [x.mean(), x.std(ddof=1)]})
+
+
+def fails_until_flag(cell: dict[str, Any], seed: int) -> pd.DataFrame:
+    """Fails on odd seeds until the file ``cell["flag"]`` exists (a transient failure)."""
+    from pathlib import Path
+
+    if seed % 2 == 1 and not Path(cell["flag"]).exists():
+        raise ConnectionError(f"transient failure at seed {seed}")
+    return pd.DataFrame({"value": [float(seed % 97)]})

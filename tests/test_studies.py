@@ -2,11 +2,15 @@
 
 Bugs these catch: seeds drawn from a shared generator in arrival order (tables then depend on the
 number of workers or on a cluster's scheduling); a rerun that recomputes or duplicates finished
-replicates; a raising replicate silently dropped; progress bars printed into CI logs.
+replicates; a raising replicate silently dropped; progress bars printed into CI logs; one out=
+folder mixing two runs (another function, other cells, duplicated or surplus replicates).
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +18,7 @@ import pandas as pd
 import pytest
 
 from bayescal import studies
-from tests._study_fns import normal_means
+from tests._study_fns import fails_until_flag, normal_means
 
 CELLS = [{"mu": 0.0, "n": 20}, {"mu": 1.5, "n": 50}, {"mu": -2.0, "n": 5}]
 
@@ -119,3 +123,113 @@ def test_local_dask_cluster_gives_identical_table(serial: pd.DataFrame) -> None:
         by_address = studies.run(_study(), scheduler=cluster.scheduler_address, chunk=4)
     pd.testing.assert_frame_equal(on_dask, serial, check_exact=True)
     pd.testing.assert_frame_equal(by_address, serial, check_exact=True)
+
+
+# ---------------------------------------------------------------- one folder, one study (issue 15.7)
+def test_exactly_the_replicates_asked_for(tmp_path: Path, serial: pd.DataFrame) -> None:
+    """replicates=4 on a folder of a 7-replicate run returns replicates 0-3 only, and a larger
+    count computes only the new ones. Bug caught (the runner before the manifest): every part
+    of the folder was returned, replicates 0-6 for a 4-replicate study."""
+    studies.run(_study(), workers=1, chunk=3, out=tmp_path)
+    info = studies.RunInfo()
+    four = studies.run(_study(reps=4), workers=1, out=tmp_path, info=info)
+    assert sorted(set(four["replicate"])) == [0, 1, 2, 3]
+    assert info.ran == 0 and info.resumed == 12
+    pd.testing.assert_frame_equal(four, studies.run(_study(reps=4), workers=1), check_exact=True)
+    fresh = tmp_path / "grow"
+    studies.run(_study(reps=4), workers=1, out=fresh)
+    info = studies.RunInfo()
+    seven = studies.run(_study(), workers=1, chunk=2, out=fresh, info=info)
+    assert info.ran == 3 * 3 and info.resumed == 3 * 4
+    pd.testing.assert_frame_equal(seven, serial, check_exact=True)
+    manifest = json.loads((fresh / "demo" / "manifest.json").read_text())
+    assert manifest["replicates"] == 7 and manifest["chunk"] == 2
+    assert manifest["identity"]["fn"]["qualname"] == "normal_means"
+    assert manifest["identity"]["fn"]["module"] == "tests._study_fns"
+    assert len(manifest["identity"]["cells"]) == 3 and manifest["identity"]["seed_rule"]
+
+
+def test_two_runs_in_one_folder_never_duplicate(tmp_path: Path, serial: pd.DataFrame) -> None:
+    """Parts of two runs with different chunks over the same replicates (two runs writing into
+    one folder at once, or a copied folder) are refused by name. Bug caught: both runs' rows
+    were concatenated, every replicate of the overlap returned twice."""
+    studies.run(_study(), workers=1, chunk=3, out=tmp_path / "a")
+    studies.run(_study(), workers=1, chunk=2, out=tmp_path / "b")
+    for part in (tmp_path / "b" / "demo").glob("part-*.parquet"):
+        shutil.copy(part, tmp_path / "a" / "demo" / part.name)
+    with pytest.raises(studies.StudyError, match=r"in two parts, part-.*\.parquet and part-"):
+        studies.run(_study(), workers=1, out=tmp_path / "a")
+
+
+def test_a_changed_function_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same module and name with another body: the old parts are not reused. Bug caught:
+    the rerun returned the old function's rows as the new function's."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = tmp_path / "study_fn_changing.py"
+    body = ("import pandas as pd\n\ndef stat(cell, seed):\n"
+            "    return pd.DataFrame({{'value': [{}]}})\n")
+    source.write_text(body.format("1.0"))
+    mod = importlib.import_module("study_fn_changing")
+    out = tmp_path / "out"
+    first = studies.run(studies.Study("s", CELLS, 2, mod.stat), workers=1, out=out)
+    assert (first["value"] == 1.0).all()
+    source.write_text(body.format("2.0"))
+    mod = importlib.reload(mod)
+    with pytest.raises(studies.StudyError, match=r"function source sha256 .*changed.*fresh out=.*"
+                       "overwrite=True"):
+        studies.run(studies.Study("s", CELLS, 2, mod.stat), workers=1, out=out)
+    again = studies.run(studies.Study("s", CELLS, 2, mod.stat), workers=1, out=out,
+                        overwrite=True)
+    assert (again["value"] == 2.0).all()
+    with pytest.raises(studies.StudyError, match=r"cells: not in this study.*new"):
+        studies.run(studies.Study("s", CELLS[:2] + [{"mu": 9.0, "n": 3}], 2, mod.stat),
+                    workers=1, out=out)
+
+
+def test_parts_without_a_manifest_or_of_another_manifest_are_refused(tmp_path: Path) -> None:
+    """A part the runner did not write for this manifest (a plain Parquet file, a folder of an
+    older runner) is refused, never read as this study's replicates."""
+    studies.run(_study(), workers=1, out=tmp_path)
+    folder = tmp_path / "demo"
+    part = sorted(folder.glob("part-*.parquet"))[0]
+    pd.read_parquet(part).to_parquet(part, index=False)  # same rows, no study digest
+    with pytest.raises(studies.StudyError, match=f"{part.name} is not a part of this study"):
+        studies.run(_study(), workers=1, out=tmp_path)
+    (folder / "manifest.json").unlink()
+    with pytest.raises(studies.StudyError, match="no manifest.json"):
+        studies.run(_study(), workers=1, out=tmp_path)
+
+
+def test_a_damaged_part_is_named(tmp_path: Path, serial: pd.DataFrame) -> None:
+    """A truncated Parquet part raises a StudyError naming the file to remove, and removing it
+    recomputes only its replicates. Bug caught: a raw pyarrow ArrowInvalid with no file name."""
+    studies.run(_study(), workers=1, chunk=3, out=tmp_path)
+    part = sorted((tmp_path / "demo").glob("part-*.parquet"))[1]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    with pytest.raises(studies.StudyError, match=f"part .*{part.name} cannot be read.*Remove"):
+        studies.run(_study(), workers=1, out=tmp_path)
+    part.unlink()
+    info = studies.RunInfo()
+    again = studies.run(_study(), workers=1, chunk=3, out=tmp_path, info=info)
+    assert info.ran == 3
+    pd.testing.assert_frame_equal(again, serial, check_exact=True)
+
+
+def test_errors_are_retried_on_request(tmp_path: Path) -> None:
+    """retry_errors=True runs the failed replicates again and only those; without it they stay
+    recorded. Bug caught: errored replicates were never retried (a transient failure stayed in
+    the table for good)."""
+    flag = tmp_path / "fixed"
+    study = studies.Study("flaky", [{"flag": str(flag)}], 10, fails_until_flag)
+    first = studies.run(study, workers=1, chunk=4, out=tmp_path)
+    failed = set(first.loc[first["error"] != "", "replicate"])
+    assert failed and len(failed) < 10
+    flag.touch()
+    info = studies.RunInfo()
+    kept = studies.run(study, workers=1, out=tmp_path, info=info)
+    assert info.ran == 0 and set(kept.loc[kept["error"] != "", "replicate"]) == failed
+    info = studies.RunInfo()
+    retried = studies.run(study, workers=1, chunk=4, out=tmp_path, retry_errors=True, info=info)
+    assert info.ran == len(failed) and info.resumed == 10 - len(failed)
+    assert (retried["error"] == "").all() and list(retried["replicate"]) == list(range(10))
+    pd.testing.assert_frame_equal(retried, studies.run(study, workers=1), check_exact=True)
