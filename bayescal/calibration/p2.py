@@ -2,7 +2,7 @@
 
 :class:`P2Quantiles` keeps five markers per quantile level and updates all levels at once
 (vectorised over levels), so memory is O(L) and an update O(L) whatever the stream length.
-Checked against the textbook test vector (references D4.1). For Likert scores use the exact
+Checked against the textbook test vector (Jain & Chlamtac 1985). For Likert scores use the exact
 counts of :class:`~bayescal.calibration.SQM`: P² is an approximation and returns non-integer
 quantiles on discrete data.
 """
