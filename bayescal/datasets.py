@@ -377,7 +377,7 @@ def debias_judge_results(
     judge: str = "gpt-4o-mini",
     target: str = "position",
 ) -> pd.DataFrame:
-    """Seed 001's Arena battles: a binary human verdict and an LLM judge's pick per battle.
+    """Chen et al. (2026) Arena battles: a binary human verdict and an LLM judge's pick per battle.
 
     Claude-Opus-4 against one opponent, judged by one LLM; one file
     ``claude-opus-4-20250514_vs_<opponent>_<judge>.json`` per combination. Source:
@@ -566,7 +566,7 @@ RUBRIC_PROBS = ["prob_1", "prob_2", "prob_3", "prob_4"]
 
 
 def llm_rubric(path: PathArg = None, *, part: str = "real") -> pd.DataFrame:
-    """LLM-Rubric: human 1–4 scores and GPT-3.5's probability of each score, per item (seed 003).
+    """LLM-Rubric: human 1–4 scores and GPT-3.5's probability of each score, per item.
 
     Dialogues rated on 9 questions (``Q0`` = overall satisfaction, ``Q1``–``Q8`` rubric
     dimensions) by one human per dialogue (real part) or ~3 (synthetic part), and by

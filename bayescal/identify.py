@@ -221,7 +221,7 @@ def warn_if_unidentified(data: Comparisons) -> Identification:
 def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
     r"""Judges whose discrimination :math:`\gamma_k` their own verdicts cannot bound.
 
-    For the judge-discrimination BTL (seed 002) judge k's discrimination enters only through
+    For the judge-discrimination BTL (Xu et al. 2026) judge k's discrimination enters only through
     its own cells, so three cases are decided by the data alone, whatever the scores:
 
     * **no verdicts**: :math:`\gamma_k` does not enter the likelihood;
@@ -327,7 +327,7 @@ class OrderIdentification:
 def _order_criterion(
     n_items: int, i: np.ndarray, j: np.ndarray, a: np.ndarray
 ) -> tuple[int, np.ndarray | None, list[tuple[int, int, int]]]:
-    """Spanning-forest potentials for one judge's cells (SPEC §1.2), O(N + m).
+    """Spanning-forest potentials for one judge's cells, O(N + m).
 
     Returns the number of components, the component label of every item and a witness cycle
     as ``(from, to, order of from)`` steps (empty when every signed cycle sum vanishes).
@@ -394,7 +394,7 @@ def _judge_cells(data: Comparisons, judge: str) -> tuple[np.ndarray, np.ndarray,
 
 
 def order_effect(data: Comparisons) -> dict[str, OrderIdentification]:
-    """DIAL's identification criterion per judge in O(N + m_k) (Prop. 1, Cor. B.1; SPEC §1.2).
+    """DIAL's identification criterion per judge in O(N + m_k) (Prop. 1, Cor. B.1).
 
     A breadth-first spanning forest assigns potentials :math:`x` with :math:`x_i - x_j = a_t`
     along tree edges; :math:`z_k \\in \\mathrm{col}(D_k)` exactly when every non-tree edge

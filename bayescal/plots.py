@@ -211,10 +211,10 @@ def discriminations(
 ) -> PlotCollection:
     """Judge parameters with intervals, one colour per fit.
 
-    The judge-discrimination BTL's ``discrimination`` (γ_k of seed 002 eq. 1; geometric mean
+    The judge-discrimination BTL's ``discrimination`` (γ_k of Xu et al. eq. 1; geometric mean
     one, so a judge above 1 separates items more sharply than the average judge, marked by a
     vertical line); for a model without discriminations, every variable indexed by judge (the
-    misclassification model's ``sensitivity`` and ``specificity``, q1 and q0 of seed 001).
+    misclassification model's ``sensitivity`` and ``specificity``, q1 and q0 of Chen et al. 2026).
     Intervals as in :func:`forest`.
     """
     prob = resolve_prob(prob, ci_prob)
@@ -358,7 +358,7 @@ def win_probability_heatmap(
 def judge_mean_estimators(
     table: pd.DataFrame, *, truth: float | None = None, title: str | None = None
 ) -> PlotCollection:
-    """Seed 001's estimators of a mean side by side, from ``judge_mean.estimate``.
+    """The estimators of a mean of Chen et al. (2026) side by side, from ``judge_mean.estimate``.
 
     Parameters
     ----------
@@ -413,7 +413,7 @@ def order_effects(
 ) -> PlotCollection:
     """Each judge's order effect :math:`b_k` with intervals, one colour per fit, zero marked.
 
-    ``order_effect[judge]`` of the order-effect BTL (seed 000, DIAL §3.1 eq. 2), the low-rank
+    ``order_effect[judge]`` of the order-effect BTL (DIAL Sec. 3.1, model (1)), the low-rank
     judges model and the human-calibration model: :math:`b_k > 0` favours the answer shown
     first, so an interval clear of the dashed line at 0 is a position bias. Intervals as in
     :func:`forest` (a MAP mode is a point).
@@ -444,7 +444,7 @@ def judge_loadings(
 ) -> Figure:
     r"""Biplot of the low-rank judges fit: judges at :math:`(\gamma_k, U_{kq})`, items as arrows.
 
-    Seed 005 (DIAL §3.2) writes each judge's scores as :math:`S_{ki} = \gamma_k\mu_i +
+    DIAL (Sec. 3.2) writes each judge's scores as :math:`S_{ki} = \gamma_k\mu_i +
     \sum_q U_{kq}V_{iq}`. For rank 1 the plane is exact: judge k sits at
     :math:`(\gamma_k, U_{k1})`, item i is an arrow to :math:`c\,(\mu_i, V_{i1})`, and the inner
     product of the two, divided by c, is :math:`S_{ki}`; for rank ≥ 2 it shows factor ``q``
@@ -571,7 +571,7 @@ def calibration_map(
 ) -> Figure:
     r"""Calibration maps :math:`g(j)`: judge level on x, calibrated score on y, identity dotted.
 
-    Seed 003 (SPEC §4.7): SQM and the other :mod:`bayescal.calibration` maps are points per
+    arXiv:2611.00447: SQM and the other :mod:`bayescal.calibration` maps are points per
     level; the Bayesian monotone ordinal model gives :math:`E[H \mid J = j]` with an interval
     per level, drawn as a band (posterior equal-tailed; Wald for the twin's Estimate; none for
     a MAP mode or a point table). arviz-plots has no line-with-band layer for level-indexed

@@ -60,7 +60,7 @@ def wald_interval(
     * ``wald``: ``estimate ± z se``.
     * ``wald-logit`` (probabilities): the estimate is clamped to [1e-6, 1 - 1e-6] and the
       standard error is carried to the logit scale by the delta method, se / (θ(1 - θ))
-      (seed 001, §2.3); an estimate of exactly 0 or 1 stays inside its interval.
+      (Chen et al. 2026, Sec. 5.2); an estimate of exactly 0 or 1 stays inside its interval.
     * ``wald-log`` (positive parameters such as a discrimination γ): ``exp(log θ ± z se/θ)``,
       with se(log θ) = se/θ by the delta method. The interval stays positive and always
       contains θ; a non-positive estimate is refused (it is not on this scale).

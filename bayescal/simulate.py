@@ -29,7 +29,7 @@ def judge_discrimination_truth(
     log_discrimination_sd: float = 0.5,
     random_seed: int | None = None,
 ) -> xr.Dataset:
-    """Draw a true (ability, discrimination) for seed 002's simulations (SPEC §3.5).
+    """Draw a true (ability, discrimination) for the simulations of Xu et al. (2026), Sec. 4.
 
     ``ability`` ~ N(0, 1) centred (Σ s = 0); ``log discrimination`` ~ N(0, sd²) centred
     (Σ log γ = 0), so some judges are near-noise and some sharp.
@@ -61,7 +61,7 @@ def judge_discrimination_btl(
     random_seed: int | None = None,
     as_frame: bool = False,
 ) -> pd.DataFrame | Comparisons:
-    """Simulate seed 002's design: T comparisons with (i, j, k) uniform over all triples.
+    """Simulate Xu et al. (2026, Sec. 4): T comparisons with (i, j, k) uniform over all triples.
 
     Parameters
     ----------
@@ -123,9 +123,9 @@ def misclassification(
     random_seed: int | None = None,
     judges: Sequence[str] | None = None,
 ) -> tuple[Labels, xr.Dataset]:
-    r"""Simulate seed 001's design: binary human labels, K noisy judges, a random labelled subset.
+    r"""Simulate Chen et al. (2026): binary human labels, K noisy judges, a random labelled subset.
 
-    For each of the N = ``n_items`` items, independently (seed 001 §2.1, §5.2; SPEC §2.1):
+    For each of the N = ``n_items`` items, independently (Chen et al. 2026, Secs. 2.1, 5.2):
 
     * the human label :math:`Y \sim \mathrm{Bern}(\theta)`, θ = ``prevalence``;
     * judge k's label :math:`\hat Y_k \mid Y`: :math:`P(\hat Y_k = 1 \mid Y = 1) = q_{1k}`
@@ -166,7 +166,7 @@ def misclassification(
         ``prevalence`` (scalar), ``specificity`` and ``sensitivity`` (dim ``judge``): the
         population parameters of the draw, in the names of the models and twins, ready for
         ``bayescal.compare(..., truth=truth)``. ``prevalence`` is the population θ that every
-        seed-001 estimator targets, not the sample mean of Y over the N drawn items (a
+        estimator of Chen et al. targets, not the sample mean of Y over the N drawn items (a
         different, finite-population target that differs from θ by
         :math:`O(\sqrt{\theta(1-\theta)/N})`); that sample mean is kept in
         ``truth.attrs["sample_prevalence"]``, with ``n_items``, ``labelled_fraction``, ``m``

@@ -47,7 +47,7 @@ def leaderboard(
     prob : float
         Probability of the ability and rank intervals.
     parameter : str
-        The score to rank (``ability``: s of seed 002).
+        The score to rank (``ability``: s of Xu et al. 2026).
     judge : str, optional
         For judge-specific scores, the judge whose scores are ranked.
     sort_by : str, optional

@@ -1,7 +1,7 @@
 """Benchmark of reading a verdict file as text (issue 15): a million CSV rows, before and after.
 
 Reading every label column as text (so that ``007`` and ``7`` stay two items) must not make
-large files slow. This script writes a tidy CSV of seed 002's in-house size (a million verdicts
+large files slow. This script writes a tidy CSV of Xu et al.'s in-house size (a million verdicts
 on 45 items by 18 judges, fixed seed; writing it is not timed) with a display-order column and
 times, as the median of ``--repeat`` calls:
 

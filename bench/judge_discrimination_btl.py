@@ -1,6 +1,6 @@
-"""Benchmark of the judge-discrimination BTL at seed 002's in-house size.
+"""Benchmark of the judge-discrimination BTL at Xu et al.'s in-house size.
 
-Seed 002 (Xu et al. 2026) fits 45 candidate models judged by 18 LLM judges on about a million
+Xu et al. (Xu et al. 2026) fits 45 candidate models judged by 18 LLM judges on about a million
 pairwise verdicts. This script simulates data of that size with
 :func:`bayescal.simulate.judge_discrimination_btl` (fixed seed) and measures, each with its own
 clock:

@@ -1,7 +1,7 @@
 """Benchmark of the order-effect BTL twin at DIAL's real scale.
 
-DIAL (seed 000, §6.2) runs K = 21 judges over N = 20 models in both display orders, 410,000
-verdicts. This script simulates that size under SPEC §1.14's design (canonical item first with
+DIAL (DIAL Sec. 6.2) runs K = 21 judges over N = 20 models in both display orders, 410,000
+verdicts. This script simulates that size under DIAL's Section 6.1 design (canonical item first with
 probability 0.75; :func:`bayescal.simulate.order_effect_btl`, fixed seed) and times, each with its
 own clock (best of ``--repeat`` runs):
 

@@ -26,7 +26,7 @@ judge-aware MLE        twin fit + Wald at 1M verdicts, 18 judges, 20 /  choix
                                                                         sandwich (statsmodels
                                                                         GLM, HC0); ≤ 1 s and
                                                                         ≤ 12x choix at 300
-seed 001               judge_mean.estimate, 10^6 test items             ppi-python PPI++; ≤ 3x
+Chen et al.               judge_mean.estimate, 10^6 test items             ppi-python PPI++; ≤ 3x
 low rank (full only)   NUTS r = 2 vs r = 1 (DIAL scale)                 ≤ 2x; min bulk ESS
                                                                         ≥ 400
 =====================  ===============================================  ====================

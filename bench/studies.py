@@ -1,4 +1,4 @@
-"""Scale figures of the study runner on seed 002's §4.2 coverage grid (issue 11, item 5).
+"""Scale figures of the study runner on Xu et al.'s Sec. 4.2 coverage grid (issue 11, item 5).
 
 The study is the one ``validation/judge_discrimination_btl.py`` runs: cells (N, K, T) of the
 judge-discrimination BTL, each replicate one simulated dataset fitted by the judge-aware and the
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = [{"N": n, "K": m, "T": int(t), "base_seed": 2026} for n, m in configs for t in grid]
     study = studies.Study("seed002_s4_coverage", cells, args.datasets, val.replicate)
     n_total = len(cells) * args.datasets
-    print(f"seed 002 §4.2 grid: configs {configs}, T = {grid.tolist()}, B = {args.datasets}: "
+    print(f"Xu et al. Sec. 4.2 grid: configs {configs}, T = {grid.tolist()}, B = {args.datasets}: "
           f"{n_total} replicates; chunk {args.chunk}; {os.cpu_count()} CPU(s) visible")
 
     val.replicate(cells[0], 0)  # imports and first-call costs out of every clock

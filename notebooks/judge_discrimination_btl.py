@@ -362,7 +362,7 @@ board.head(8)
 # ## What changes when judges are pooled
 #
 # The unweighted BTL (`discrimination=False`) gives every judge $\gamma \equiv 1$ (the paper's
-# baseline, §4.2).
+# baseline, Section 4.2).
 # Below: ranks (by posterior mean) and 95% posterior interval widths under both models. The two
 # fits normalise the scale differently (the unweighted abilities live on a $\gamma$-averaged
 # scale), so widths are also shown relative to the spread (standard deviation) of each fit's
@@ -421,7 +421,7 @@ assert ranks["relative Wald width ratio"].median() > 1
 # %% [markdown]
 # **Agreement with the crowd alone.** The reference is the BTL fitted to the crowd's verdicts
 # only (`data.subset(["human"])`, MLE). The crowd's verdicts are also inside both four-judge fits,
-# so the fairer test is the paper's own (§5.5): fit the three LLM judges only, weighted and
+# so the fairer test is the paper's own (Section 5.5): fit the three LLM judges only, weighted and
 # unweighted, and compare each with the crowd-only fit. Spearman correlations over the 20 models:
 
 # %%
@@ -449,7 +449,7 @@ assert rho.min() > 0.9
 # How to read this: the printed size of one neighbour swap shows that the correlations above
 # differ by a few neighbour swaps at most. On these data, down-weighting GPT-3.5-Turbo does not
 # bring the LLM leaderboard closer to the crowd's (the cell below checks it): the gain that the
-# paper reports on Chatbot Arena (§5.5, with a larger judge panel) is not reproduced with this
+# paper reports on Chatbot Arena (Section 5.5, larger judge panel) is not reproduced with this
 # three-judge panel. Whether a position-aware model changes that is a question for the
 # order-effect model.
 

@@ -92,7 +92,7 @@ def kappa_draws(post):
 
 
 # %% [markdown]
-# ## 1. Seed 001's Arena battles
+# ## 1. The Arena battles of Chen et al. (2026)
 #
 # Claude-Opus-4 against Gemini-2.5-Pro on Chatbot Arena; each battle has the human voter's verdict
 # and the pick of two LLM judges, GPT-4o-mini and GPT-5.2 (`debias-judge-results/PROVENANCE.md`).
@@ -185,7 +185,7 @@ estimators_plot = bc.plots.judge_mean_estimators(
     vignette_table, title=f"Arena vignette: estimators of the prevalence, {PROB:.0%} intervals")
 
 # %% [markdown]
-# The conventions differ between implementations (card, §6). The helper below collects the
+# The conventions differ between implementations (card, Section 6). The helper below collects the
 # table's estimators and the variants that the seed's R package and paper use: Rogan–Gladen
 # smoothed (the R package's point and interval), the EIF with $\hat p$ from the test set only
 # (the R package) and the EIF with a linear or spline regression (the paper's continuous-judge
@@ -322,7 +322,8 @@ if kappa_cal < 0:
 #
 # `mm.build` gives a plain `pm.Model`: a uniform prior on the prevalence and independent
 # Beta(2, 2) priors on each judge's specificity and sensitivity (`mm.Priors()`), with
-# $\kappa = q_0 + q_1 - 1$ of either sign: the calibration labels of both classes fix it (card, §4).
+# $\kappa = q_0 + q_1 - 1$ of either sign: the calibration labels of both classes fix it (card,
+# Section 4).
 # First the vignette split: the MAP with flat priors must equal the twin's MLE, and the MAP with
 # the default priors the twin's penalized MLE.
 
@@ -432,7 +433,7 @@ for title, table in panels.items():
     print()
 
 # %% [markdown]
-# What to expect (card, §7): with a few dozen labels the Wald intervals are built on a
+# What to expect (card, Section 7): with a few dozen labels the Wald intervals are built on a
 # plug-in standard error of a handful of counts and on a normal approximation on the logit
 # scale; the posterior carries the same information without either approximation, and its
 # Beta(2, 2) prior on the judge's accuracies acts like two pseudo-labels per class. So the
@@ -501,7 +502,7 @@ assert forest_path.stat().st_size > 10_000
 # %% [markdown]
 # ## 2. Coverage against width, in the paper's design
 #
-# `bc.simulate.misclassification` draws the paper's design (its §5.2): $N = 2000$ items,
+# `bc.simulate.misclassification` draws the paper's design (its Section 5.2): $N = 2000$ items,
 # $Y \sim \mathrm{Bern}(\theta)$, one judge with $q_0 = q_1 = q$, each item labelled with
 # probability 10%. A few $(\theta, q)$ cells of the paper's grid, `REPS` replicates each.
 #
@@ -607,7 +608,7 @@ axes[0, 0].set_ylim(-0.03, 1.05)
 handles, names = axes[0, 0].get_legend_handles_labels()
 fig.legend(handles, names, loc="outside right center", fontsize=10, frameon=False,
            labelspacing=1.2)
-fig.suptitle(f"Seed 001's design: N = {N_ITEMS}, {LABELLED:.0%} labelled, {REPS} replicates per "
+fig.suptitle(f"Chen et al.'s design: N = {N_ITEMS}, {LABELLED:.0%} labelled, {REPS} replicates per "
              f"cell\ndashed: nominal {PROB:.0%}; grey: ± 2 binomial sd", fontsize=12)
 coverage_path = OUT / "misclassification_coverage_width.png"
 fig.savefig(coverage_path, dpi=110)
@@ -648,12 +649,12 @@ assert np.allclose(efficient["mean width"], efficient["asymptotic width"], rtol=
 # prevalence is one exam taker's accuracy. Three judges of different quality label every answer;
 # 10% of the answers get their human label.
 #
-# The multi-judge model of the card (§3) assumes the judges err **independently given the truth**
+# The card's multi-judge model (Section 3) assumes the judges err **independently given the truth**
 # (Dawid–Skene). Then the patterns of agreement among judges on unlabelled answers carry
 # information about $\theta$ and each judge's accuracies, and the interval narrows. If the judges
 # err together (the same wrong answers fool all of them), the model reads agreement as evidence
-# and its interval can be narrow and wrong. Seed 001 uses one judge at a time; its estimators are
-# the reference here.
+# and its interval can be narrow and wrong. Chen et al. use one judge at a time; their estimators
+# are the reference here.
 
 # %%
 EXAM_TAKER = "llama2-7b-chat"
@@ -719,7 +720,7 @@ print(bc.diagnose(post_multi, warn=False).to_string())
 print("posterior P(κ < 0) per judge:",
       (kappa_draws(post_multi) < 0).mean(("chain", "draw")).round(3).to_dict()["data"])
 # κ is free (the paper's κ ≠ 0); every chain starts on the side the calibration labels support,
-# and none may cross to the mirrored mode (Y and 1 - Y swapped; card, §4)
+# and none may cross to the mirrored mode (Y and 1 - Y swapped; card, Section 4)
 assert float((kappa_draws(post_multi) < 0).mean()) < 0.01
 
 # %% [markdown]

@@ -16,7 +16,7 @@
 #
 # The model and its twin are specified in the card
 # [`models/order_effect_btl.md`](../models/order_effect_btl.md) (DIAL, "Position-Debiased LLM
-# Judges with Adaptive Human Preference Calibration", 2026, §3.1): judge $k$ prefers the
+# Judges with Adaptive Human Preference Calibration", 2026, Section 3.1): judge $k$ prefers the
 # canonical model $i$ over $j$, shown in display order $a$ ($+1$: $i$ shown first), with
 # probability $\sigma(s_{ki} - s_{kj} + a\,b_k)$, $\sum_i s_{ki} = 0$. $b_k > 0$ favours
 # the answer shown first.
@@ -176,7 +176,7 @@ pc = bc.plots.order_effects(expected=fits["expected"], sandwich=fits["sandwich"]
 pc.savefig(OUT / "order_effect_forest.png", dpi=120)
 
 # %% [markdown]
-# ## Position-debiased vs order-averaged probabilities (DIAL §3.1, App. B.2)
+# ## Position-debiased vs order-averaged probabilities (DIAL Section 3.1, App. B.2)
 #
 # $p^{deb}_{kij} = \sigma(s_{ki} - s_{kj})$ removes the order term; the order-averaged
 # $p^{avg} = \{p^{(+1)} + p^{(-1)}\}/2$ averages the two display orders. Both order the pairs in

@@ -15,7 +15,7 @@ import pytest
 
 
 def shared_data_dir() -> Path | None:
-    """The real datasets: BAYESCAL_DATA, else ../shared/data next to the checkout."""
+    """The real datasets: BAYESCAL_DATA, else a shared/data folder next to the checkout."""
     env = os.environ.get("BAYESCAL_DATA")
     candidates = [Path(env)] if env else []
     candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -1,6 +1,7 @@
-"""Seed 003 calibrators: SQM (exact, predictive, P²) against hand-computed maps and properties.
+"""Score calibrators: SQM (exact, predictive, P²) against hand-computed maps and properties.
 
-Cross-check cases from references D4.1–D4.3 and SPEC §4.7.2.
+Cross-check cases worked by hand (small SQM maps and metrics, the P² test vector of Jain &
+Chlamtac 1985) and the conventions of ``models/score_calibration.md``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ P2_VECTOR = [0.02, 0.5, 0.74, 3.39, 0.83, 22.37, 10.15, 15.43, 38.62, 15.92, 34.
 
 # ----------------------------------------------------------------------------- exact SQM
 def test_d42_upper_map_is_the_papers_formula() -> None:
-    """D4.2: F_J(3)=.2, F_J(4)=.5, F_J(5)=1 → g = {1:1, 2:1, 3:2, 4:3, 5:5}.
+    """Worked case: F_J(3)=.2, F_J(4)=.5, F_J(5)=1 → g = {1:1, 2:1, 3:2, 4:3, 5:5}.
 
     Catches a strict inequality in the inverse (gives 3:3, 4:4) or the mid rule used by mistake.
     """
@@ -39,7 +40,7 @@ def test_d42_upper_map_is_the_papers_formula() -> None:
 
 
 def test_d42_mid_map_and_its_boundary_tie_goes_down() -> None:
-    """SPEC §4.7.2: mid rule gives {1:1, 2:1, 3:1, 4:3, 5:4}; j = 3 is an exact tie.
+    """Card convention 2: mid rule gives {1:1, 2:1, 3:1, 4:3, 5:4}; j = 3 is an exact tie.
 
     At j = 3 the mid position u = (0 + 0.2)/2 = 0.1 equals F_H(1) = 0.1 exactly; the tie goes to
     the lower level (1). A strict '>' (or a float comparison that lands above) would give 2.
@@ -52,13 +53,13 @@ def test_d42_mid_map_and_its_boundary_tie_goes_down() -> None:
 
 
 def test_inverse_is_restricted_to_observed_human_levels() -> None:
-    """SPEC §4.7.2: J = [3, 3], H = [2, 4], j = 1 → 2 (the lowest observed human level), not 1."""
+    """Convention 2: J = [3, 3], H = [2, 4], j = 1 → 2 (the lowest observed human level), not 1."""
     for position in ("upper", "mid"):
         assert SQM((1, 5), position=position).fit([3, 3], [2, 4]).predict([1]).tolist() == [2.0]
 
 
 def test_maps_are_monotone_integer_and_discordant_pairs_never_grow(rng) -> None:
-    """Non-decreasing maps: discordant pairs after ⊆ before (SPEC §4.7.9).
+    """Non-decreasing maps: discordant pairs after ⊆ before (card, convention 9).
 
     Catches a map that reorders levels (e.g. an off-by-one in the cumulative counts). Kendall's τ_b
     may change because merged levels create ties; it is unchanged when the map is strictly
@@ -87,7 +88,7 @@ def _pushforward_cdf(sqm: SQM) -> np.ndarray:
 
 def test_pushforward_equals_human_marginal_where_the_grid_allows(rng) -> None:
     """Upper SQM's pushforward of F̂_J equals F̂_H exactly when every human CDF level is a judge
-    CDF level, and is ≤ F̂_H everywhere otherwise (SPEC §4.7.2).
+    CDF level, and is ≤ F̂_H everywhere otherwise (card, convention 2).
 
     The human counts are built by merging consecutive judge CDF steps, so the grid allows an exact
     match; an inverse that rounds the wrong way misses it.
@@ -188,7 +189,7 @@ def test_predictive_sqm_tolerates_float_sums_and_maps_distributions() -> None:
 
 # ----------------------------------------------------------------------------- metrics
 def test_d43_metrics_and_discrete_w1_formula(rng) -> None:
-    """D4.3: calibrated [2,3,3,5] vs human [1,3,4,5]: MAE .5, exact match .5, W1 .5; and
+    """Worked case: calibrated [2,3,3,5] vs human [1,3,4,5]: MAE .5, exact match .5, W1 .5; and
     scipy's W1 equals Σ_v |F̂_1(v) − F̂_2(v)| on random integer samples."""
     assert mae([2, 3, 3, 5], [1, 3, 4, 5]) == 0.5
     assert exact_match([2, 3, 3, 5], [1, 3, 4, 5], (1, 5)) == 0.5
@@ -209,7 +210,7 @@ def test_rounding_is_half_up_and_clipped() -> None:
 @pytest.mark.parametrize(("p", "expected"), [(0.25, 0.3871122398589066), (0.5, 4.2462394088036435),
                                              (0.75, 17.765707208697677), (0.9, 27.79468696892623)])
 def test_p2_textbook_vector(p: float, expected: float) -> None:
-    """D4.1 (Jain & Chlamtac): catches the psquare bug (re-processing the 5th point → 6.1013)."""
+    """P² test vector (Jain & Chlamtac): catches the psquare bug (5th point taken twice: 6.1013)."""
     q = P2Quantiles([p])
     for x in P2_VECTOR:
         q.update(x)

@@ -1,4 +1,4 @@
-"""Seed 003 baselines (SPEC §4.5): one interface, and each checked on a property it must have."""
+"""Baselines of arXiv:2611.00447 (App. A): one interface, each checked on a property it needs."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_fit_equals_streaming_updates_and_state_round_trips(method, anchors) -> 
 
 @pytest.mark.parametrize("method", [cal.Raw, cal.SQM, cal.Isotonic], ids=lambda m: m.name)
 def test_monotone_methods_create_no_discordant_pair(method) -> None:
-    """Non-decreasing maps never reverse a pair: discordant after ⊆ before (SPEC §4.7.9)."""
+    """Non-decreasing maps never reverse a pair: discordant after ⊆ before (convention 9)."""
     rng = np.random.default_rng(11)
     for _ in range(100):
         n = int(rng.integers(3, 30))

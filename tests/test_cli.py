@@ -100,7 +100,7 @@ def test_bad_input_exits_with_a_message(verdicts_csv, capsys):
 def test_mean_prints_every_estimator(tmp_path, capsys):
     import pandas as pd
 
-    # references.md D1.1 counts: N11=31 N10=5 N01=1 N00=13, T1=223 T0=227
+    # the authors' vignette counts: N11=31 N10=5 N01=1 N00=13, T1=223 T0=227
     cal_y = [1] * 36 + [0] * 14
     cal_yhat = [1] * 31 + [0] * 5 + [1] * 1 + [0] * 13
     test_yhat = [1] * 223 + [0] * 227

@@ -184,7 +184,7 @@ def test_per_judge_components():
     assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
 
 
-# ---------------------------------------------------------------- Labels (seed 001)
+# ---------------------------------------------------------------- Labels (Chen et al. 2026)
 def test_labels_from_arrays_and_frame():
     lab = Labels.from_arrays([1, 0, 1], [1, 1, 0], [0, 1, 1, 1])
     assert (lab.m, lab.n, lab.judges) == (3, 4, ("judge",))

@@ -1,6 +1,7 @@
 """Loaders of the real data sets: schema, counts re-derived from the raw files, provenance facts.
 
-The data live outside the repository: ``$BAYESCAL_DATA`` or ``../shared/data`` next to the repo.
+The data live outside the repository: ``$BAYESCAL_DATA`` (or a ``shared/data`` folder next to the
+checkout).
 Expected numbers are recomputed here from the raw files with the csv/json modules (independently
 of the loaders' pandas code) or quoted from the folders' PROVENANCE.md.
 """
@@ -293,7 +294,7 @@ def test_pandalm_warns_about_garbage():
         ds.pandalm_testset(ROOT)
 
 
-# ---------------------------------------------------------------- debias-judge-results (seed 001)
+# ------------------------------------------------------- debias-judge-results (Chen et al. 2026)
 CLAUDE = "claude-opus-4-20250514"
 
 
@@ -330,7 +331,7 @@ def test_debias_against_raw(opponent, judge, target):
 
 
 def test_debias_vignette_truth():
-    # notes/references.md D1.2: gemini-2.5-pro / gpt-5.2 file, target Claude: the 277 records lose
+    # the authors' vignette: gemini-2.5-pro / gpt-5.2 file, target Claude: the 277 records lose
     # the one with error "missing_content" (no judge pick); theta_true = 65 / 276 = 0.2355
     raw = _debias_raw("gemini-2.5-pro", "gpt-5.2")
     assert len(raw) == 277 and [r.get("error") for r in raw if r.get("judge_pick") is None] == [

@@ -1,4 +1,4 @@
-"""``validation/dial_synthetic.py --quick`` (seed 000 §6.1) runs in CI size and says something
+"""``validation/dial_synthetic.py --quick`` (DIAL Sec. 6.1) runs in CI size and says something
 true: under exact specification (s_h = μ) anchoring beats the human-only fit in excess risk at
 n_h = 200 (theory d/(2n_h) = 0.0025 against (N − 1)/(2n_h) = 0.0225), and noPos/Pooled carry
 the position bias (RMSE of b̂ = 0 equals the RMS of the true b)."""

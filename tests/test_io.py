@@ -3,8 +3,9 @@ that name the file.
 
 Each test names the bug it catches. The constructed excerpts in ``tests/data/`` (a few records
 written in each tool's format, no copied data) pin every layout's mapping against a tidy frame
-written out by hand; the real files, where ``BAYESCAL_DATA`` (or ``../shared/data``) has them,
-are read and compared with an independent reading (``json``/``csv`` modules or the loaders).
+written out by hand; the real files, where ``BAYESCAL_DATA`` (or a ``shared/data`` folder next to
+the checkout) has them, are read and compared with an independent reading (``json``/``csv``
+modules or the loaders).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ What is pinned here:
   the paper's closed forms;
 * the published vignette numbers of the authors' R package, from counts;
 * cross-implementation: PPI against ppi_py, EIF-linear against PPI++, spline against cells;
-* behaviour: the §5.4 continuous design, a seeded coverage check, every bad input.
+* behaviour: the Sec. 5.4 continuous design, a seeded coverage check, every bad input.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def from_counts(n11: int, n10: int, n01: int, n00: int, t1: int, t0: int) -> Lab
 
 
 def simulate_binary(rng, n_total, fraction, theta, q0, q1) -> Labels:
-    """Seed 001 §5.2 design: Y ~ Bern(θ), Ŷ | Y by (q0, q1), Bernoulli(fraction) labelling."""
+    """Chen et al. Sec. 5.2 design: Y ~ Bern(θ), Ŷ | Y by (q0, q1), Bernoulli(fraction) labels."""
     y = rng.random(n_total) < theta
     yhat = np.where(y, rng.random(n_total) < q1, rng.random(n_total) >= q0)
     r = rng.random(n_total) < fraction
@@ -43,7 +43,7 @@ def simulate_binary(rng, n_total, fraction, theta, q0, q1) -> Labels:
 
 
 def simulate_continuous(rng, n_total, fraction, mu) -> Labels:
-    """Seed 001 §5.4 design (Ji et al.): Z ~ Unif{1,2,3}, Y | Z ~ N(μ_Z, 1), Ŷ = Z."""
+    """Chen et al. Sec. 5.4 design (Ji et al.): Z ~ Unif{1,2,3}, Y | Z ~ N(μ_Z, 1), Ŷ = Z."""
     z = rng.integers(1, 4, n_total)
     y = np.asarray(mu, dtype=float)[z - 1] + rng.standard_normal(n_total)
     r = rng.random(n_total) < fraction
@@ -61,7 +61,7 @@ def ci(est, prob=0.9) -> tuple[float, float]:
 
 # ============================================================== asymptotic theory
 def paper_grid():
-    """θ ∈ {0.1..0.9}, q0, q1 ∈ {0.6, 0.7, 0.8}, labelled fraction {1, 5, 10}% (paper §5.2)."""
+    """θ ∈ {0.1..0.9}, q0, q1 ∈ {0.6, 0.7, 0.8}, labelled fraction {1, 5, 10}% (Sec. 5.2)."""
     t, a, b, f = np.meshgrid(np.arange(1, 10) / 10, [0.6, 0.7, 0.8], [0.6, 0.7, 0.8],
                              [0.01, 0.05, 0.10], indexing="ij")
     return t.ravel(), a.ravel(), b.ravel(), th.gamma1_from_fraction(f.ravel())
@@ -132,7 +132,7 @@ def test_d17_table(params, p, v_ppi, v_rg, v_eif, lam):
 
 
 def test_naive_bias_sign_matches_the_paper():
-    # the paper's §5.3: positive below θ = 0.5, negative above, zero at 0.5 for a symmetric judge
+    # Sec. 5.3: positive below θ = 0.5, negative above, zero at 0.5 for a symmetric judge
     b = th.naive_bias(np.array([0.1, 0.5, 0.9]), 0.7, 0.7)
     assert b[0] > 0 and b[1] == pytest.approx(0) and b[2] < 0
 
@@ -185,7 +185,7 @@ def test_eif_test_set_convention_costs_variance_when_gamma1_is_small():
 # ============================================================== published numbers (vignettes)
 # The R package debiasLLMReporting prints 6 decimals. Our values agree to 5e-7 (the rounding of the
 # print) except where the R optimiser stops early: its MLE (BFGS, reltol 1e-10) is 6e-7 from the
-# exact saturated-model maximum (θ̂ = 0.6301736 for D1.1; R prints 0.630173), q̂1 is off by 1.9e-6,
+# exact saturated-model maximum (θ̂ = 0.6301736 on the vignette; R: 0.630173), q̂1 is off by 1.9e-6,
 # and interval endpoints evaluated there move by up to 1.5e-6. MLE checks use R_BFGS = 2.5e-6.
 ROUND = 5.01e-7
 R_BFGS = 2.5e-6
@@ -372,7 +372,7 @@ def test_natural_spline_basis_is_linear_outside_and_cubic_inside():
     assert np.abs(np.diff(basis[(x > 0) & (x < 4)], 2, axis=0)).max() > 1e-6
 
 
-# ============================================================== continuous design (§5.4)
+# ============================================================== continuous design (Sec. 5.4)
 def test_continuous_design_cell_eif_is_narrower_than_ppi():
     lab = simulate_continuous(np.random.default_rng(8), 2000, 0.1, (1, 2, 6))
     assert jm.target(lab) == ("mean", "wald")
@@ -425,7 +425,7 @@ def test_binary_coverage_is_nominal():
     number of covering replicates is Binomial(B, c), whose proportion has standard deviation
     sqrt(c(1-c)/B) = 0.015 for B = 400. We accept 0.90 ± 3 sd = [0.855, 0.945] (a false alarm
     has probability ~0.3% per method at exact nominal coverage; the seed is fixed anyway).
-    Rogan–Gladen is conservative at this m ≈ 200 (the paper's §5.3: "RG ... tend[s] to overcover";
+    Rogan–Gladen is conservative at this m ≈ 200 (Sec. 5.3: "RG ... tend[s] to overcover";
     4000 replicates of this design give 0.931), so for it only the lower edge applies. The naive
     interval must fail badly (bias 0.08 ≈ 7 standard errors), showing the test has power.
     The MLE is checked on the first replicates against the all-items EIF, whose point and
@@ -701,7 +701,7 @@ def test_level_stats_from_counts_equal_level_stats_from_arrays():
 
 
 def test_discrete_cores_on_stacked_stats_equal_the_labels_functions():
-    """discrete_from_stats (the §5.4 validation's vectorised path) = the Labels functions on
+    """discrete_from_stats (the Sec. 5.4 validation's vectorised path) = the Labels functions on
     each data set: naive, PPI, PPI++ (clipped or not), cell EIF (all / test p̂), EIF-linear."""
     rng = np.random.default_rng(23)
     labs = [simulate_continuous(rng, 300, 0.1, (1, 2, mu3)) for mu3 in (3, 5, 9, 9, 4)]

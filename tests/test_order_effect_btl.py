@@ -77,7 +77,7 @@ def test_criterion_agrees_with_rank_on_random_designs(rng):
 
 
 @pytest.mark.parametrize("edges, identified", [
-    # references.md D3, encoded on canonical cells (i < j, a = +1 when i shown first)
+    # hand-worked designs, encoded on canonical cells (i < j, a = +1 when i shown first)
     ([(0, 1, 1), (1, 2, 1)], False),                        # path, one order: rank 2 < 3
     ([(0, 1, 1), (0, 1, -1)], True),                        # pair in both orders: 2-cycle
     ([(0, 1, 1), (1, 2, 1), (0, 2, 1)], True),              # triangle, canonical first
@@ -509,7 +509,7 @@ def test_nuts_posterior_agrees_with_the_penalized_mle(data, tight_model):
 
 # ---------------------------------------------------------------- recovery and calibration
 def test_recovery_of_a_simulated_truth():
-    """DIAL's §6.1 design (N=10, K=4, canonical item first w.p. 0.75, 20,000 verdicts): every
+    """DIAL's Sec. 6.1 design (N=10, K=4, canonical item first w.p. 0.75, 20,000 verdicts): every
     standardised error (b̂_k - b_k)/se and (ŝ_ki - s_ki)/se lies within ±4 (44 parameters,
     P(any |z| > 4) ≈ 0.3% if the SEs are right); the sum of squared z of b is within the
     χ²_4 99.9% range. Catches a sign error in the order term or a wrong a convention."""
@@ -558,7 +558,7 @@ def test_few_clusters_warn_and_too_few_refuse(data):
 
 @pytest.mark.filterwarnings("ignore::bayescal.frequentist.covariance.FewClustersWarning")
 def test_cluster_sandwich_widens_under_pair_overdispersion():
-    """With judge-pair noise ε_kij ~ N(0, 1) (DIAL §6.1 row 2; ~360 verdicts share each
+    """With judge-pair noise ε_kij ~ N(0, 1) (DIAL Sec. 6.1 row 2; ~360 verdicts share each
     ε) the clustered SE of b is well above the model-based one; the independent-verdict
     sandwich is not (it cannot see the shared ε). Catches a cluster option that falls back to
     per-verdict scores; the cluster key itself is pinned by the statsmodels test."""
@@ -644,7 +644,7 @@ def test_pairwise_probabilities_delta_method(data, rng):
     assert width == pytest.approx(2 * z * se / (p * (1 - p)), rel=1e-5)
 
 
-# ---------------------------------------------------------------- pooled baseline (DIAL §6)
+# ---------------------------------------------------------------- pooled baseline (DIAL Sec. 6)
 def test_pooled_baseline_is_the_unweighted_btl_and_is_biased_by_display_order():
     """Pooled = BTL with judges and orders collapsed. When one item is mostly shown first to
     judges with b > 0, pooling credits it with the position advantage; the order-aware fit

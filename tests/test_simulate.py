@@ -1,4 +1,4 @@
-"""Seed 001's data-generating process (``simulate.misclassification``): moments and shapes.
+"""Chen et al.'s data-generating process (``simulate.misclassification``): moments and shapes.
 
 Bands: a proportion estimated from n Bernoulli(p) draws has sd sqrt(p(1-p)/n); the checks accept
 4 sd (a false alarm has probability ~6e-5 per check; the seeds are fixed anyway).

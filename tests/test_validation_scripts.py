@@ -1,10 +1,10 @@
 """The validation scripts run in CI size and say something true.
 
-* ``validation/judge_mean.py --quick`` (seed 001 §5–§6): the tables have the designed shape, the
-  vectorised path equals the Labels API, the multinomial count draws equal per-item simulation in
-  distribution, and the coverage of PPI and the EIF at 10% labels lies in a binomial band.
-* ``validation/judge_discrimination_btl.py --quick --check`` (seed 002 §4) runs and passes its own
-  loose bounds.
+* ``validation/judge_mean.py --quick`` (Chen et al. Secs. 5–6): the tables have the designed shape,
+  the vectorised path equals the Labels API, the multinomial count draws equal per-item simulation
+  in distribution, and the coverage of PPI and the EIF at 10% labels lies in a binomial band.
+* ``validation/judge_discrimination_btl.py --quick --check`` (Xu et al. Sec. 4) runs and passes its
+  own loose bounds.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def quick(jmv: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_judge_mean_quick_tables_have_the_designed_shape(jmv: ModuleType, quick: dict) -> None:
     grid = quick["grid"]
-    n_cells = 9 * 3 * 3 * 3  # θ × q0 × q1 × labelled fraction (seed 001 §5.2)
+    n_cells = 9 * 3 * 3 * 3  # θ × q0 × q1 × labelled fraction (Chen et al. Sec. 5.2)
     assert len(grid) == n_cells * len(jmv.GRID_METHODS)
     assert set(grid["method"]) == set(jmv.GRID_METHODS)
     for col in ("bias", "rmse", "coverage", "width", "asym_width", "degenerate", "undefined",
@@ -67,7 +67,7 @@ def test_judge_mean_quick_tables_have_the_designed_shape(jmv: ModuleType, quick:
     assert per_cell.loc[per_cell["fraction"] == 0.10, "degenerate"].sum() == 0
     assert per_cell.loc[per_cell["fraction"] == 0.01, "degenerate"].max() > 50
     assert quick["labels_api_max_abs_diff"] < 1e-10
-    # cross-implementation: mean widths within 7% of the R package's (D1.8; both sides are
+    # cross-implementation: mean widths within 7% of the R package's (both sides are
     # Monte Carlo means over 300 replicates, ~1–2% relative error each)
     ratios = quick["r_package"]
     for method in ("ppi", "ppi_plus_plus", "eif_test"):
@@ -119,7 +119,7 @@ def test_judge_mean_quick_real_data(quick: dict) -> None:
     assert files["N"].tolist() == [325, 325, 276, 276, 275, 275]
     assert files["theta_true"].round(4).tolist() == [0.5231, 0.5231, 0.4964, 0.4964, 0.4509,
                                                      0.4509]
-    # seed 001 §6.2: PPI++ / EIF intervals 0.27–0.30 wide, PPI 0.35–0.44, RG far wider
+    # Chen et al. Sec. 6.2: PPI++ / EIF intervals 0.27–0.30 wide, PPI 0.35–0.44, RG far wider
     for method, lo, hi in (("ppi_plus_plus", 0.26, 0.31), ("eif", 0.26, 0.31),
                            ("ppi", 0.33, 0.45), ("rogan_gladen_smoothed", 0.7, 1.0)):
         w = real.loc[real["method"] == method, "width"]
@@ -190,7 +190,7 @@ def test_judge_discrimination_btl_quick_runs_and_passes_its_checks(tmp_path: Pat
 
 
 def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> None:
-    """validation/low_rank_judges.py --quick --check (seed 000 §6.1): DIAL's b and S errors fall
+    """validation/low_rank_judges.py --quick --check (DIAL Sec. 6.1): DIAL's b and S errors fall
     like n^{-1/2} under exact specification, noPos's S error is bias-dominated, b̂'s slope on b
     matches the logistic–normal attenuation under overdispersion, and b's 95 % intervals cover
     within a binomial band."""

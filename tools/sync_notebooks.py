@@ -11,9 +11,10 @@ Run from the repository root::
     python tools/sync_notebooks.py                           # copy edited sources into the
                                                              # .ipynb, keeping old outputs
 
-Executing needs the real datasets (``BAYESCAL_DATA``, else ``../shared/data``) and the
-``notebooks`` extra. Progress bars are switched off (``BAYESCAL_PROGRESS=0``) so that outputs
-hold results, not bars; figures are embedded at ``--dpi`` (default 72) to keep the files small.
+Executing needs the real datasets (``BAYESCAL_DATA``, else a ``shared/data`` folder next to the
+checkout) and the ``notebooks`` extra. Progress bars are switched off (``BAYESCAL_PROGRESS=0``)
+so that outputs hold results, not bars; figures are embedded at ``--dpi`` (default 72) to keep the
+files small.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
-"""Seed 002 §4 reproduction: rate of the judge-aware MLE and coverage of its Wald intervals.
+"""Xu et al. Sec. 4 reproduction: rate of the judge-aware MLE and coverage of its Wald intervals.
 
-Xu et al. (2026), "A Judge-Aware Ranking Framework ...", Section 4 (SPEC §3.5). The data-generating
+Xu et al. (2026), "A Judge-Aware Ranking Framework ...", arXiv:2601.21817. The data-generating
 process is :func:`bayescal.simulate.judge_discrimination_btl`: T comparisons with (i, j, k)
 uniform over all triples and Y ~ Bernoulli(σ(γ0_k (s0_i − s0_j))), with a fixed truth per (N, K)
 from :func:`bayescal.simulate.judge_discrimination_truth` (s0 ~ N(0, 1) centred,
-log γ0 ~ N(0, 0.5²) centred; the paper's Appendix C values are lost, SPEC §3.5).
+log γ0 ~ N(0, 0.5²) centred; the paper's Appendix C values are not in its text: ours).
 
-§4.1 (rate). For each T on a log grid, R replicates are fitted with the frequentist twin
+Sec. 4.1 (rate). For each T on a log grid, R replicates are fitted with the frequentist twin
 (:func:`bayescal.frequentist.judge_discrimination_btl.fit`, expected information);
 MSE_s = mean_i (ŝ_i − s0_i)² and MSE_logγ = mean_k (log γ̂_k − log γ0_k)², averaged over replicates.
 The least-squares slope of log MSE on log T over the last five T is expected near −1. A sharper
 check: the theoretical MSE trace(Σ)/(N T) from the inverse expected Fisher information at the truth
 (computed here from scratch, not by the twin), printed next to the empirical one.
 
-§4.2 (coverage/width). B datasets per (N, K, T); 95% Wald intervals for every s_i from the
+Sec. 4.2 (coverage/width). B datasets per (N, K, T); 95% Wald intervals for every s_i from the
 judge-aware model and from the unweighted BTL (``discrimination=False``). Coverage is averaged
 over items and datasets. Both are scored against s0 in the judge-aware normalisation (as in the
 paper); the unweighted BTL converges to a different, γ-averaged score vector s* (computed here as
@@ -102,7 +102,7 @@ def _chart(n: int) -> NDArray[np.float64]:
 
 
 def theory_judge_aware(s0: NDArray[np.float64], g0: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per-comparison asymptotic covariance of (ŝ, log γ̂): J (Jᵀ I J)⁻¹ Jᵀ, SPEC §3.3.
+    """Per-comparison asymptotic covariance of (ŝ, log γ̂): J (Jᵀ I J)⁻¹ Jᵀ (the paper's Sec. 3.3).
 
     I = Σ_x π(x) σ(1−σ) g gᵀ with g = (γ_k (e_i − e_j), γ_k (s_i − s_j) e_k) at the truth and
     π uniform over ordered triples. Cov(ŝ, log γ̂) ≈ returned / T.
@@ -291,7 +291,7 @@ def study(configs: tuple[tuple[int, int], ...], grid: NDArray[np.int64], reps: i
             uw_status, uw_s, _, uw_se, uw_warned, kinds_uw = _arrays(sub, "uw", n_rep, n, m)
             warning_kinds |= kinds_ja | kinds_uw
 
-            # ---- §4.1 rate, replicates 0..R-1
+            # ---- Sec. 4.1 rate, replicates 0..R-1
             sel = ja_status[:reps] == "ok"
             mse_s = ((ja_s[:reps][sel] - s0) ** 2).mean(axis=1)
             mse_lg = ((ja_lg[:reps][sel] - lg0) ** 2).mean(axis=1)
@@ -308,7 +308,7 @@ def study(configs: tuple[tuple[int, int], ...], grid: NDArray[np.int64], reps: i
                 "warned_ok/failed": _warned(ja_status[:reps], ja_warned[:reps]),
             })
 
-            # ---- §4.2 coverage/width, replicates 0..B-1
+            # ---- Sec. 4.2 coverage/width, replicates 0..B-1
             row: dict[str, object] = {
                 "N": n, "K": m, "T": int(t),
                 "ja_warned_ok/failed": _warned(ja_status[:datasets], ja_warned[:datasets]),
@@ -369,7 +369,7 @@ def report(tables: dict[str, pd.DataFrame], reps: int, datasets: int) -> None:
     print(_fmt(truth, {"s0_range": ".3f", "gamma0_min": ".3f", "gamma0_max": ".3f",
                        "unweighted_scale": ".4f", "max_abs_s_star_minus_s0": ".4f"}))
 
-    print(f"\n§4.1 Rate of the judge-aware MLE (R = {reps} replicates per T; expected "
+    print(f"\nSec. 4.1 Rate of the judge-aware MLE (R = {reps} replicates per T; expected "
           "information).\nLeast-squares slope of log MSE on log T over the last five T "
           "(expected ≈ −1; paper Table A.3):")
     print(_fmt(tables["slopes"], {"slope_s": ".3f", "slope_logg": ".3f"}))
@@ -389,7 +389,7 @@ def report(tables: dict[str, pd.DataFrame], reps: int, datasets: int) -> None:
                             "ratio_logg": ".3f", "ratio_logg_2mcse": ".3f"}))
 
     cov = tables["coverage"].copy()
-    print(f"\n§4.2 Coverage and width of 95% Wald intervals for s_i (B = {datasets} datasets per "
+    print(f"\nSec. 4.2 Coverage, width of 95% Wald intervals for s_i (B = {datasets} datasets per "
           "row; coverage averaged over items and datasets).\nTruth for BOTH models is s0 in the "
           "judge-aware normalisation (Σ s = 0 with Σ log γ = 0), as in the paper. The unweighted "
           "BTL\n(γ ≡ 1) converges to a different, γ-averaged score vector s* (see unweighted_scale "
@@ -450,9 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="tiny version for CI: (N, K) = (10, 5), 5 T values, 10 reps, "
                              "40 datasets")
-    parser.add_argument("--reps", type=int, default=None, help="R for §4.1 (default 100; quick 10)")
+    parser.add_argument("--reps", type=int, default=None, help="R, Sec. 4.1 (100; quick 10)")
     parser.add_argument("--datasets", type=int, default=None,
-                        help="B for §4.2 (default 500; quick 40)")
+                        help="B for Sec. 4.2 (default 500; quick 40)")
     parser.add_argument("--points", type=int, default=None,
                         help="T values on the log grid (default 9 from 1e3 to 1e5; quick 5 "
                              "from 500 to 8000)")
@@ -479,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         configs = tuple(tuple(int(v) for v in c.split(":")) for c in args.configs.split(","))
     if len(grid) < 5:
         parser.error("the slope uses the last five T values: --points must be at least 5")
-    print(f"seed 002 §4 validation: configs {list(configs)}, T = {grid.tolist()}, R = {reps}, "
+    print(f"Xu et al. Sec. 4 validation: configs {list(configs)}, T = {grid.tolist()}, R = {reps}, "
           f"B = {datasets}, seed {args.seed}, "
           f"{'scheduler ' + args.scheduler if args.scheduler else f'jobs {args.jobs}'}")
     sys.stdout.flush()

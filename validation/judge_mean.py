@@ -1,10 +1,10 @@
-"""Chen et al. (2026) §5–§6 reproduction: bias, coverage and width of the judge-mean estimators.
+"""Chen et al. (2026) Secs. 5–6: bias, coverage and width of the judge-mean estimators.
 
 Chen, Lu, Li, Guo and Li (2026), "Efficient Inference for Noisy LLM-as-a-Judge Evaluation",
 arXiv:2601.05420; section numbers below are the paper's. Three
 parts, each printing tables and writing CSV tables and PNG plots to ``--out``:
 
-``grid`` (§5.2–5.3). N = 2000 items, Y ~ Bern(θ), Ŷ | Y with specificity q0 and sensitivity
+``grid`` (Secs. 5.2–5.3). N = 2000 items, Y ~ Bern(θ), Ŷ | Y with specificity q0 and sensitivity
 q1, θ ∈ {0.1, …, 0.9}, q0, q1 ∈ {0.6, 0.7, 0.8}, labelled fraction {1, 5, 10}%: 243 cells × B
 replicates, 90% logit-Wald intervals, every binary method of
 :func:`bayescal.frequentist.judge_mean.binary_from_counts` (naive, Rogan–Gladen raw and smoothed,
@@ -33,7 +33,7 @@ multinomial over the six (labelled, Y, Ŷ) categories, which is exactly the dist
 counts of N independent items (a test item's Y is never seen, so its two categories merge into
 Ŷ alone). All cells and replicates go through the library's cores in one call.
 
-``continuous`` (§5.4, Ji et al.'s design). Z ~ Unif{1, 2, 3}, Y | Z ~ N(μ_Z, 1), Ŷ = Z,
+``continuous`` (Sec. 5.4, Ji et al.'s design). Z ~ Unif{1, 2, 3}, Y | Z ~ N(μ_Z, 1), Ŷ = Z,
 μ = (1, 2, μ3), μ3 ∈ {3, …, 9}, N = 2000, labelled {5, 10, 20}% (Bernoulli), 90% plain Wald,
 B = 500; truth θ = (3 + μ3)/3. Items are simulated one by one (B × N arrays); the per-level
 sufficient statistics go through :func:`bayescal.frequentist.judge_mean.discrete_from_stats`
@@ -42,7 +42,7 @@ loops over replicates through the Labels API (``eif(regression="spline")``, df =
 4) = 2: saturated on three levels, so it must equal the cell EIF). Asymptotic widths from the
 population moments of this design (derived in :func:`continuous_theory`).
 
-``real`` (§6). The six files of ``debias-judge-results`` (Claude-Opus-4 vs Gemini-2.5-Flash /
+``real`` (Sec. 6). The six files of ``debias-judge-results`` (Claude-Opus-4 vs Gemini-2.5-Flash /
 Gemini-2.5-Pro / Qwen3-235B, judged by GPT-4o-mini / GPT-5.2), Y = 1{human prefers position A},
 Ŷ = 1{judge picks A} (``--target position``; ``claude`` re-maps to Claude's win). 1000 random
 calibration sets of m = max(4, round(0.1·N)) items (without replacement; the R script
@@ -64,8 +64,8 @@ task), so the tables do not depend on ``--jobs`` or a Dask cluster (``--schedule
 ``--parts DIR`` keeps partial results for a resumed rerun. A task that raises is printed and
 stops its part.
 
-The data root for ``real`` is ``--data``, else ``$BAYESCAL_DATA``, else ``../shared/data`` next
-to the checkout; without it the part is skipped with a message.
+The data root for ``real`` is ``--data``, else ``$BAYESCAL_DATA``, else a ``shared/data`` folder
+next to the checkout; without it the part is skipped with a message.
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def _encode_cells(cells: pd.DataFrame) -> str:
 
 
 def grid_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
-    """One study task of the §5.2 grid: B replicates of every (θ, q0, q1, fraction) in
+    """One study task of the Sec. 5.2 grid: B replicates of every (θ, q0, q1, fraction) in
     ``cell["cells"]``, drawn with the runner's seed and estimated in one vectorised call."""
     cells = pd.DataFrame([[float(v) for v in c.split(":")] for c in cell["cells"].split(";")],
                          columns=["theta", "q0", "q1", "fraction"])
@@ -310,7 +310,7 @@ def binary_grid(
     cells: pd.DataFrame | None = None, prob: float = PROB, r_intervals: bool = False,
     study: str = "seed001_s52_grid", runner: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The §5.2 grid: one row per (cell, method) with bias, coverage, width and counts.
+    """The Sec. 5.2 grid: one row per (cell, method) with bias, coverage, width and counts.
 
     One study task per θ (its q0 × q1 × fraction cells and B replicates in one vectorised call
     of :func:`~bayescal.frequentist.judge_mean.binary_from_counts`), seeded by the runner from
@@ -372,7 +372,7 @@ def labels_from_counts(c: Sequence[int]) -> Labels:
 
 
 def grid_claims(grid: pd.DataFrame) -> pd.DataFrame:
-    """The §5.3 statements next to our numbers (empirical; asymptotic where it applies)."""
+    """The Sec. 5.3 statements next to our numbers (empirical; asymptotic where it applies)."""
     g = grid[grid["q0"] == grid["q1"]]
     wide = g.pivot_table(index=["theta", "q0", "fraction"], columns="method",
                          values=["width", "asym_width", "coverage", "bias"])
@@ -462,7 +462,7 @@ def r_package_comparison(reps: int, seed: int = 2026,
 def report_grid(grid: pd.DataFrame, seconds: float, design: str) -> None:
     reps = int(grid["reps"].iloc[0])
     n_cells = len(grid[["theta", "q0", "q1", "fraction"]].drop_duplicates())
-    print(f"\n=== Binary grid (§5.2–5.3): {n_cells} cells × B = {reps}, N = {N_TOTAL}, "
+    print(f"\n=== Binary grid (Secs. 5.2–5.3): {n_cells} cells × B = {reps}, N = {N_TOTAL}, "
           f"design = {design}, {PROB:.0%} logit-Wald; {seconds:.2f} s ===")
     cells = grid[grid["method"] == "ppi"]
     deg = cells.groupby("fraction")["degenerate"].agg(["sum", "max"])
@@ -524,14 +524,14 @@ def report_grid(grid: pd.DataFrame, seconds: float, design: str) -> None:
         f"{SHORT[m]} {1000 * one.loc[one['method'] == m, 'bias'].abs().max():.1f} / "
         f"{1000 * one.loc[one['method'] == m, 'bias_nodrop'].abs().max():.1f}"
         for m in ("ppi", "ppi_plus_plus", "eif", "rogan_gladen")))
-    print("\n§5.3 claims vs ours (ranges over the q0 = q1 cells unless stated; 'asymptotic' "
+    print("\nSec. 5.3 claims vs ours (ranges over the q0 = q1 cells unless stated; 'asymptotic' "
           "from the closed-form variances):")
     print(_left(grid_claims(grid)))
 
 
 # ============================================================================ continuous
 def continuous_theory(mu3: float, fraction: float) -> dict[str, float]:
-    """√N-scale asymptotic variances of the §5.4 methods (π = labelled fraction).
+    """√N-scale asymptotic variances of the Sec. 5.4 methods (π = labelled fraction).
 
     With V_Z = Var(Z) = 2/3, g(z) = μ_z, Var(Y) = Var(g(Z)) + 1, C = Cov(Y, Z) = Cov(g(Z), Z):
     naive Var(Z)/(1-π) (around E[Z], not θ); PPI Var(Z)/(1-π) + Var(Y-Z)/π; PPI++ at λ* =
@@ -584,7 +584,7 @@ TIMING_MAX = ("max_abs_spline_minus_cells", "max_abs_vectorised_minus_labels")
 
 
 def continuous_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
-    """One (μ3, fraction) cell of §5.4: B replicates from the runner's seed; one row per
+    """One (μ3, fraction) cell of Sec. 5.4: B replicates from the runner's seed; one row per
     method, the cell's timing and checks repeated on each row (``t_`` columns)."""
     mu3, frac, reps = int(cell["mu3"]), float(cell["fraction"]), int(cell["B"])
     n_total, prob, spline = int(cell["n_total"]), float(cell["prob"]), bool(cell["spline"])
@@ -656,7 +656,7 @@ def continuous_study(
     fractions: Sequence[float] = CONT_FRACTIONS, n_total: int = N_TOTAL, prob: float = PROB,
     spline: bool = True, runner: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    """§5.4: one row per (μ3, fraction, method); plus timing and the spline = cells check.
+    """Sec. 5.4: one row per (μ3, fraction, method); plus timing and the spline = cells check.
 
     One study task per (μ3, fraction) (its B replicates vectorised), seeded by the runner."""
     tasks = [{"base_seed": int(seed), "mu3": int(mu3), "fraction": float(frac), "B": int(reps),
@@ -675,7 +675,7 @@ def continuous_study(
 
 def report_continuous(cont: pd.DataFrame, timing: dict[str, float]) -> None:
     reps = int(cont["reps"].iloc[0])
-    print(f"\n=== Continuous design (§5.4): μ3 ∈ {sorted(cont['mu3'].unique().tolist())}, "
+    print(f"\n=== Continuous design (Sec. 5.4): μ3 ∈ {sorted(cont['mu3'].unique().tolist())}, "
           f"labelled {sorted(cont['fraction'].unique().tolist())}, B = {reps}, N = {N_TOTAL}, "
           f"{PROB:.0%} Wald ===")
     print(f"Time: vectorised methods {timing['vectorised_seconds']:.2f} s (simulation included); "
@@ -713,7 +713,7 @@ def report_continuous(cont: pd.DataFrame, timing: dict[str, float]) -> None:
         if method in shown:
             ratio[SHORT[method] + "/EIF"] = (
                 cont[cont["method"] == method].set_index(key)["width"] / eif).to_numpy()
-    print("\n§5.4 efficiency gradient (width relative to the cell EIF; paper: equal at μ3 = 3, "
+    print("\nSec. 5.4 efficiency gradient (width / the cell EIF's; paper: equal at μ3 = 3, "
           "then PPI > PPI++ ≈ EIF-linear > EIF ≈ spline):")
     print(_fmt(ratio, {c: ".3f" for c in ratio.columns if "/" in c} | {"fraction": ".2f"}))
 
@@ -730,7 +730,7 @@ def _data_root(arg: Path | None) -> Path | None:
 
 
 def real_task(cell: dict[str, Any], seed: int, data: str | None = None) -> pd.DataFrame:
-    """One data file of §6: ``splits`` random calibration sets from the runner's seed; one row
+    """One data file of Sec. 6: ``splits`` random calibration sets from the runner's seed; one row
     per method, the file's facts repeated on each row (``f_`` columns)."""
     splits, prob, fraction = int(cell["splits"]), float(cell["prob"]), float(cell["fraction"])
     with warnings.catch_warnings(record=True) as caught:
@@ -770,7 +770,7 @@ def real_data(
     splits: int, seed: int = 2026, *, data: Path | None = None, target: str = "position",
     prob: float = PROB, fraction: float = 0.1, runner: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """§6: per (file, method) coverage of θ_true and mean width over random splits.
+    """Sec. 6: per (file, method) coverage of θ_true and mean width over random splits.
 
     One study task per file (its splits vectorised), seeded by the runner; every worker must
     be able to read ``data``."""
@@ -800,7 +800,7 @@ def _short(opponent: str) -> str:
 
 def report_real(real: pd.DataFrame, files: pd.DataFrame, target: str) -> None:
     splits = int(real["splits"].iloc[0])
-    print(f"\n=== Real data (§6): debias-judge-results, target = {target}, {splits} random "
+    print(f"\n=== Real data (Sec. 6): debias-judge-results, target = {target}, {splits} random "
           f"calibration sets of m = max(4, round(0.1·N)), {PROB:.0%} intervals ===")
     f = files.copy()
     f["opponent"] = f["opponent"].str.replace("-a22b-no-thinking", "")
@@ -822,7 +822,7 @@ def report_real(real: pd.DataFrame, files: pd.DataFrame, target: str) -> None:
             for c, w, u in zip(cov[method], wid[method], und[method], strict=True)]
     print("\ncoverage/mean width [undefined splits among the non-degenerate ones]:")
     print(table.to_string())
-    print("\n§6.2 claims vs ours:")
+    print("\nSec. 6.2 claims vs ours:")
     rows = []
     for methods, claim in ((("ppi_plus_plus", "eif", "mle"), "PPI++/EIF/MLE widths 0.27–0.30, "
                             "near-nominal coverage"),
@@ -912,7 +912,7 @@ def save_plots(out: Path, grid: pd.DataFrame | None, cont: pd.DataFrame | None,
                     ax.plot(sub["width"], sub["coverage"], "o-", ms=4, label=SHORT[method],
                             color=colors[method], alpha=0.8)
             ax.axhline(PROB, ls="--", color="k", lw=0.8)
-            ax.set_title(f"§5.4, {frac:.0%} labelled (points: μ3 = 3 … 9)")
+            ax.set_title(f"Sec. 5.4, {frac:.0%} labelled (points: μ3 = 3 … 9)")
             ax.set_xlabel("mean interval width")
         axes[0, 0].set_ylabel("coverage")
         axes[0, -1].legend(fontsize=7, loc="lower right")
@@ -985,7 +985,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
     out = args.out or Path(tempfile.mkdtemp(prefix="bayescal-judge-mean-"))
     out.mkdir(parents=True, exist_ok=True)
     parts = ("grid", "continuous", "real") if args.part == "all" else (args.part,)
-    print(f"Chen et al. (2026) §5–§6 validation: parts {list(parts)}, seed {args.seed}, "
+    print(f"Chen et al. (2026) Secs. 5–6 validation: parts {list(parts)}, seed {args.seed}, "
           f"output {out}")
     tables: dict[str, Any] = {"out": out}
     if "grid" in parts:
@@ -1027,7 +1027,7 @@ def run(argv: list[str] | None = None) -> dict[str, Any]:
             real, files = real_data(splits, args.seed, data=root, target=args.target,
                                     runner=runner)
         except datasets.DatasetNotFoundError as err:
-            print(f"\n=== Real data (§6): skipped — {err}")
+            print(f"\n=== Real data (Sec. 6): skipped — {err}")
         else:
             tables["real"], tables["real_files"] = real, files
             report_real(real, files, args.target)

@@ -204,7 +204,7 @@ def run(argv: list[str] | None = None) -> dict:
     grid = run_grid(size, jobs=args.jobs, scheduler=args.scheduler, parts=args.parts)
     seconds = time.perf_counter() - t0
     pd.set_option("display.width", 200)
-    print(f"DIAL §6.1 (N = 10, K = 4, r = 1, canonical item first w.p. 0.75; {size['seeds']} "
+    print(f"DIAL Sec. 6.1 (N = 10, K = 4, r = 1, canonical item first w.p. 0.75; {size['seeds']} "
           f"seeds per cell; {seconds:.1f} s)")
     print(grid.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     if args.out:

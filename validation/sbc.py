@@ -125,7 +125,7 @@ def _btl_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.f
 
 def _btl_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
                   rng: np.random.Generator) -> NDArray[np.float64]:
-    """Wins of item i per cell: Binomial(n, σ(γ_k (s_i − s_j))), seed 002 eq. (1)."""
+    """Wins of item i per cell: Binomial(n, σ(γ_k (s_i − s_j))), Xu et al. eq. (1)."""
     s, g = truth["ability"], truth["discrimination"]
     eta = g[data["judge_code"]] * (s[data["item_i"]] - s[data["item_j"]])
     return rng.binomial(data["count"].astype(np.int64), expit(eta)).astype(np.float64)
@@ -242,7 +242,7 @@ def _mis_prior(rng: np.random.Generator, scale: float) -> dict[str, NDArray[np.f
 
 def _mis_simulate(data: dict[str, NDArray], truth: dict[str, NDArray[np.float64]],
                   rng: np.random.Generator) -> NDArray[np.float64]:
-    """Counts per listed pattern from :func:`bayescal.simulate.misclassification` (seed 001's
+    """Counts per listed pattern from :func:`bayescal.simulate.misclassification` (Chen et al.'s
     design: Y ~ Bern(θ), judges independent given Y, labelled set MCAR)."""
     from bayescal.simulate import misclassification
 

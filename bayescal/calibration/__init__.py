@@ -1,4 +1,7 @@
-"""Score calibration of seed 003: streaming quantile matching, its baselines and the protocol.
+"""Score calibration: streaming quantile matching, its baselines and the protocol.
+
+Subasic, Rabinovich & Chen (2026), arXiv:2611.00447. The mathematics and the numbered conventions
+that docstrings here cite as "card, convention N" are in ``models/score_calibration.md``.
 
 Every calibrator follows one streaming interface (:class:`Calibrator`): ``update(judge, human)``
 one anchor at a time, ``fit(judge, human)`` on arrays (equal to updating anchor by anchor),

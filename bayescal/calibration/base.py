@@ -1,7 +1,7 @@
-"""The one streaming interface every score calibrator of seed 003 follows.
+"""The one streaming interface every score calibrator follows (arXiv:2611.00447).
 
 A calibrator maps a frozen judge's score ``j`` on a declared integer scale ``a..b`` to a calibrated
-score ``g(j)`` learned from anchors ``(j_i, h_i)`` (SPEC §4.1):
+score ``g(j)`` learned from anchors ``(j_i, h_i)`` (the paper's Section 3):
 
 * ``update(judge, human)`` adds one anchor;
 * ``fit(judge, human)`` starts afresh and adds a whole array of anchors; for every calibrator the
@@ -9,13 +9,13 @@ score ``g(j)`` learned from anchors ``(j_i, h_i)`` (SPEC §4.1):
 * ``partial_fit(judge, human)`` adds a whole array of anchors to the current state (a second
   batch of a stream: the state after two batches is the state after ``fit`` on both);
 * ``predict(judge)`` returns calibrated scores (floats;
-  :func:`bayescal.calibration.metrics.round_scores` gives the integer outputs of SPEC §4.7.1);
+  :func:`bayescal.calibration.metrics.round_scores` gives the integer outputs, card, convention 1);
 * ``to_dict()`` / :func:`from_dict` serialise the state to plain JSON types; :func:`from_dict`
   checks what it loads (the keys and shapes of the method's state, whole non-negative counts
   that add up to the number of anchors), since a state file may be truncated, edited or another
   method's.
 
-Before any anchor, ``predict`` returns the judge scores unchanged (the identity map, SPEC §4.2) and
+Before any anchor, ``predict`` returns the judge scores unchanged (the identity map) and
 warns with :class:`NoAnchorsWarning`, so a production stream can start before its first human
 score without crashing and without hiding that nothing has been learned.
 """
@@ -43,7 +43,7 @@ class Calibrator:
     """Base class: validation, identity before the first anchor, (de)serialisation.
 
     Subclasses set ``name`` and ``mode`` (``streaming``, ``batch`` or ``full-batch``: how the
-    paper runs them, SPEC §4.7.8) and implement ``_reset``, ``_update``, ``_predict`` and the
+    paper runs them, card, convention 8) and implement ``_reset``, ``_update``, ``_predict`` and the
     ``_params`` / ``_state`` / ``_set_state`` triple.
     """
 

@@ -1,10 +1,10 @@
-"""The paper's baselines (SPEC §4.5), each behind the streaming interface of :class:`Calibrator`.
+"""The baselines of arXiv:2611.00447, each behind the streaming interface of :class:`Calibrator`.
 
 Judge scores are integers on a K-point scale, so most baselines keep the anchors as a K × K table
 of (judge level, human level) counts: the state is O(K²) whatever the number of anchors, ``fit``
 equals ``update`` anchor by anchor exactly, and a full-batch method refits from the table only
-when asked to predict after new anchors. Free parameters the paper leaves open (SPEC §4.7.12) are
-constructor arguments with documented defaults.
+when asked to predict after new anchors. Free parameters the paper leaves open (card,
+convention 12) are constructor arguments with documented defaults.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Raw(Calibrator):
 
 
 class MedianScaling(_Cells):
-    """Median scaling: least-squares slope through the running judge median (SPEC §4.5).
+    """Median scaling: least-squares slope through the running judge median (App. A).
 
     ``j̄`` = running judge median (mean of the two middle anchors for even n); ``u = j − j̄``,
     ``v = h − j̄``; ``g(j) = j̄ + (j − j̄)·Σuv/Σu²`` (the paper's ``1/T``). When every anchor sits
@@ -131,7 +131,7 @@ class MedianScaling(_Cells):
 
 
 class StreamingLinear(Calibrator):
-    """Streaming linear regression ``g(j) = α + βj`` from running moments (RLS; SPEC §4.5).
+    """Streaming linear regression ``g(j) = α + βj`` from running moments (RLS; App. A).
 
     Welford updates of the means and co-moments; before the judge varies (``S_jj = 0``) the
     slope is 1 (``g(j) = h̄ + j − j̄``).
@@ -177,7 +177,7 @@ class StreamingLinear(Calibrator):
 
 
 class BayesianUpdate(Calibrator):
-    """Streaming Bayesian linear model on ``φ(j) = (j², j, 1)`` (SPEC §4.5).
+    """Streaming Bayesian linear model on ``φ(j) = (j², j, 1)`` (App. A).
 
     Prior ``N(0, (τ I)⁻¹)`` on the weights, noise variance σ²; after each anchor
     ``Λ += φφᵀ/σ²``, ``Λμ += φh/σ²``; ``g(j) = φ(j)ᵀμ``. τ = σ² = 1 by default (unspecified in
@@ -222,7 +222,7 @@ class BayesianUpdate(Calibrator):
 
 
 class FewShot(Calibrator):
-    """Few-shot exemplar kNN: ``g(j) = Σ w_i h_i / Σ w_i`` over the k nearest anchors (SPEC §4.5).
+    """Few-shot exemplar kNN: ``g(j) = Σ w_i h_i / Σ w_i`` over the k nearest anchors (App. A).
 
     ``w_i = 1/(|j − j_i| + ε)``; distance ties are broken by recency (most recent first).
     Defaults k = 5, ε = 1e−6. Keeps the anchors (O(n) state: it is a memory-based method).
@@ -264,7 +264,7 @@ class FewShot(Calibrator):
 
 
 class Platt(_Cells):
-    """Platt scaling onto the scale: ``g(j) = a + (b − a)σ(Aj + B)`` (SPEC §4.5, full-batch).
+    """Platt scaling onto the scale: ``g(j) = a + (b − a)σ(Aj + B)`` (App. A, full-batch).
 
     Targets ``t = clip((h − a)/(b − a), ε, 1 − ε)`` with the declared scale's ends (a, b) and
     ε = 1e−3; (A, B) minimise the cross-entropy (a fractional-response logistic regression).
@@ -302,7 +302,7 @@ class Platt(_Cells):
 
 
 class Isotonic(_Cells):
-    """Isotonic regression (PAVA, least squares, non-decreasing in j; SPEC §4.5, full-batch).
+    """Isotonic regression (PAVA, least squares, non-decreasing in j; App. A, full-batch).
 
     Fitted with ``scipy.optimize.isotonic_regression`` on the judge levels seen, weighted by
     their counts (equal judge scores pooled). An unseen level takes the value of the nearest
@@ -328,7 +328,7 @@ class Isotonic(_Cells):
 
 
 class SDKDE(_Cells):
-    """Local-linear Gaussian-kernel regression ``g(j) = β₀(j)`` (SPEC §4.5 "SD-KDE", full-batch).
+    """Local-linear Gaussian-kernel regression ``g(j) = β₀(j)`` (App. A "SD-KDE", full-batch).
 
     Bandwidth by Silverman's rule on the anchors' judge scores, ``1.06 σ n^{−1/5}`` (1 when the
     judge never varies); with one distinct judge level the fit is the human mean.
@@ -357,7 +357,7 @@ class SDKDE(_Cells):
 
 
 class CrossEntropyMatching(_Cells):
-    """Affine map ``g(j) = αj + β`` minimising KL(p(α, β) ‖ q) (SPEC §4.5, full-batch).
+    """Affine map ``g(j) = αj + β`` minimising KL(p(α, β) ‖ q) (Section 4.2, full-batch).
 
     p = histogram of the transformed anchor judge scores on the scale points, with soft (linear)
     binning so that it is continuous in (α, β), clipped to the scale; q = the human histogram
@@ -407,7 +407,7 @@ class CrossEntropyMatching(_Cells):
 
 
 class DawidSkene(Calibrator):
-    """Dawid–Skene EM over (judge, human) labels, refitted per batch of B anchors (SPEC §4.5).
+    """Dawid–Skene EM over (judge, human) labels, refitted per batch of B anchors (App. A).
 
     Latent true level k with prior π_k and confusion rows ``π^J_k``, ``π^H_k``; EM on the K × K
     cell counts, initialised at the human labels smoothed by ``smooth`` (0.01, also added to
@@ -489,7 +489,7 @@ class DawidSkene(Calibrator):
 
 
 class SlicedWassersteinOT(Calibrator):
-    """Mini-batch (sliced) Wasserstein OT (SPEC §4.5, batch).
+    """Mini-batch (sliced) Wasserstein OT (Section 4.2, batch).
 
     Each complete batch of B anchors (default 10) is sorted on both sides and its order
     statistics paired, ``(j_(i), h_(i))``; the pairs accumulate into a reference set kept as
@@ -553,7 +553,7 @@ class SlicedWassersteinOT(Calibrator):
 
 
 class Conformal(StreamingLinear):
-    """Split-conformal intervals around streaming linear regression (SPEC §4.5).
+    """Split-conformal intervals around streaming linear regression (App. A).
 
     The point prediction is :class:`StreamingLinear`'s. Each anchor's absolute residual under
     the model *before* that anchor is added (prequential, so it is a fresh residual) joins a
@@ -610,7 +610,7 @@ class Conformal(StreamingLinear):
 
 
 class ContrastiveRollout(Calibrator):
-    """Contrastive rollout calibration of judge distributions (SPEC §4.5; needs distributions).
+    """Contrastive rollout calibration of judge distributions (App. A; needs distributions).
 
     ``z = log(p + ε)``; an anchor agrees iff ``|Σ_k r_k p_k − h| ≤ τ`` (τ = 0.5, ε = 1e−6);
     running means μ_pos, μ_neg of z over agreeing / disagreeing anchors; ``v̂`` = unit

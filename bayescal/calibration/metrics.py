@@ -1,4 +1,4 @@
-"""Held-out metrics of seed 003 (SPEC §4.6, §4.7.1): MAE, 1-Wasserstein, exact match, pairs."""
+"""Held-out metrics (arXiv:2611.00447, Section 3): MAE, 1-Wasserstein, exact match, pairs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["discordant_pairs", "exact_match", "mae", "round_scores", "wasserstei
 
 
 def round_scores(x: ArrayLike, scale: tuple[int, int]) -> NDArray[np.float64]:
-    """Round half up (``floor(x + ½)``) and clip to ``[a, b]``: the integer output of §4.7.1."""
+    """Round half up (``floor(x + ½)``) and clip to ``[a, b]``: the integer output (card, 1)."""
     return np.clip(np.floor(np.asarray(x, dtype=np.float64) + 0.5), scale[0], scale[1])
 
 
@@ -29,7 +29,7 @@ def wasserstein(pred: ArrayLike, human: ArrayLike) -> float:
 
 
 def exact_match(pred: ArrayLike, human: ArrayLike, scale: tuple[int, int]) -> float:
-    """Share of items whose rounded calibrated score equals the human score (§4.7.1)."""
+    """Share of items whose rounded calibrated score equals the human score (card, convention 1)."""
     return float(np.mean(round_scores(pred, scale) == np.asarray(human, float)))
 
 
@@ -37,7 +37,7 @@ def discordant_pairs(x: ArrayLike, y: ArrayLike) -> NDArray[np.bool_]:
     """Boolean matrix of discordant pairs ``(x_i − x_k)(y_i − y_k) < 0`` (upper triangle).
 
     A non-decreasing calibration map can merge levels (creating ties) but never reverses a pair:
-    discordant pairs after calibration ⊆ discordant pairs before (SPEC §4.7.9).
+    discordant pairs after calibration ⊆ discordant pairs before (card, convention 9).
     """
     a, b = np.asarray(x, float), np.asarray(y, float)
     d = (a[:, None] - a[None, :]) * (b[:, None] - b[None, :]) < 0

@@ -1,8 +1,8 @@
-"""P² streaming quantiles (Jain & Chlamtac 1985) and SQM for continuous scores (SPEC §4.3).
+"""P² streaming quantiles (Jain & Chlamtac 1985) and SQM for continuous scores (arXiv:2611.00447).
 
 :class:`P2Quantiles` keeps five markers per quantile level and updates all levels at once
 (vectorised over levels), so memory is O(L) and an update O(L) whatever the stream length.
-Checked against the textbook test vector (references D4.1). For Likert scores use the exact
+Checked against the textbook test vector (Jain & Chlamtac 1985). For Likert scores use the exact
 counts of :class:`~bayescal.calibration.SQM`: P² is an approximation and returns non-integer
 quantiles on discrete data.
 """
@@ -21,7 +21,7 @@ __all__ = ["ContinuousSQM", "P2Quantiles"]
 
 
 class P2Quantiles:
-    """P² estimates of the quantiles at ``probs`` of a stream (SPEC §4.3).
+    """P² estimates of the quantiles at ``probs`` of a stream (Jain & Chlamtac 1985).
 
     With fewer than five observations (P² needs five to place its markers) :meth:`value`
     returns the exact sample quantiles (``numpy.quantile``, linear interpolation); afterwards the
@@ -124,7 +124,7 @@ class P2Quantiles:
 
 
 class ContinuousSQM(Calibrator):
-    """SQM for continuous scores through P² quantile markers (SPEC §4.3, reconstructed).
+    """SQM for continuous scores through P² quantile markers (the paper names P² only; ours).
 
     Judge and human streams each keep P² estimates at levels ``p_1 < … < p_L``;
     ``u = F̂_J(j)`` by linear interpolation of ``(q^J_l, p_l)`` (clamped to the end levels) and

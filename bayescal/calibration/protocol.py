@@ -1,13 +1,13 @@
-"""The held-out evaluation protocol of seed 003 (SPEC §4.6, §4.7).
+"""The held-out evaluation protocol of arXiv:2611.00447 (Sections 3 and 5).
 
 Per group (dataset × attribute × judge) a fixed 30 % of the items is held out and never used for
 fitting; the rest (the pool) is replayed as a stream of anchors in a random order. Each method
-runs in its paper mode (SPEC §4.7.8): streaming and batch methods are evaluated on the held-out
-items after every checkpoint (each 1 % of the pool, plus 100 and 200 anchors), full-batch methods
-are refitted on the first 10/25/50/75/100 % of the pool (data-limited fits). Three seeds
-randomise the split and the stream order ("3 runs", §4.7.7). :func:`table2` reduces the result to
-the paper's Table 2 shape; :func:`wilcoxon_vs_raw` and :func:`stopping` give the significance
-tests and the stopping rules' regret.
+runs in its paper mode (card, convention 8): streaming and batch methods are evaluated on the
+held-out items after every checkpoint (each 1 % of the pool, plus 100 and 200 anchors),
+full-batch methods are refitted on the first 10/25/50/75/100 % of the pool (data-limited fits).
+Three seeds randomise the split and the stream order ("3 runs", card, convention 7).
+:func:`table2` reduces the result to the paper's Table 2 shape; :func:`wilcoxon_vs_raw` and
+:func:`stopping` give the significance tests and the stopping rules' regret.
 """
 
 from __future__ import annotations
@@ -77,9 +77,9 @@ class ProtocolResult:
     ----------
     curve : DataFrame
         One row per (group, seed, method, checkpoint): ``n_anchors``, ``fraction`` of the pool,
-        held-out ``mae``, ``w1``, ``exact`` (rounded outputs for exact match, §4.7.1), the same
-        MAE and W1 on rounded outputs (``mae_rounded``, ``w1_rounded``) and the prequential
-        ``cumulative_mae`` (a biased contrast; streaming and batch modes only).
+        held-out ``mae``, ``w1``, ``exact`` (rounded outputs for exact match, card, convention
+        1), the same MAE and W1 on rounded outputs (``mae_rounded``, ``w1_rounded``) and the
+        prequential ``cumulative_mae`` (a biased contrast; streaming and batch modes only).
     stream_loss : DataFrame
         Per (group, seed, method) of streaming/batch mode, each anchor's prequential loss
         ``|g_before(j) − h|`` (input of the stopping rules).
@@ -120,7 +120,7 @@ def run(
     fractions: Sequence[float] = FRACTIONS,
     rules: Sequence[str] | None = None,
 ) -> ProtocolResult:
-    """Run the held-out protocol of SPEC §4.6 on every group.
+    """Run the held-out protocol (the paper's Section 3) on every group.
 
     Parameters
     ----------
@@ -231,7 +231,7 @@ def _run_one(name: str, factory: Factory, part: Ratings, pool: NDArray[np.int64]
 
 # ------------------------------------------------------------------------------ stopping rules
 class _Rule:
-    """A stopping rule watching the prequential loss stream (held-out MAE would leak, §4.7.10)."""
+    """A stopping rule watching the prequential loss stream (held-out MAE would leak)."""
 
     def observe(self, n: int, loss: float, model: Calibrator, judge: Any, human: float) -> bool:
         raise NotImplementedError
@@ -379,7 +379,7 @@ STOPPING_RULES: dict[str, Callable[[], _Rule]] = {
 
 
 def stopping(result: ProtocolResult) -> pd.DataFrame:
-    """Regret of each stopping rule on held-out MAE (SPEC §4.6).
+    """Regret of each stopping rule on held-out MAE (the paper's Section 5.2.2).
 
     For each (group, seed, method, rule) the held-out MAE at the first checkpoint at or after
     the stopping point, ``L_stop``, against the best checkpoint ``L_best`` and the final one
@@ -412,7 +412,7 @@ def stopping(result: ProtocolResult) -> pd.DataFrame:
 def _per_group(result: ProtocolResult, checkpoint: str, rounded: bool = False) -> pd.DataFrame:
     """One row per (group, seed, method) at the final or best checkpoint; seeds averaged."""
     cur = result.curve
-    if rounded:  # MAE and W1 of the rounded outputs (§4.7.1: report both, labelled)
+    if rounded:  # MAE and W1 of the rounded outputs (unstated in the paper: report both)
         cur = cur.drop(columns=["mae", "w1"]).rename(
             columns={"mae_rounded": "mae", "w1_rounded": "w1"})
     keys = [c for c in cur.columns[: list(cur.columns).index("method")] if c != "seed"]
@@ -432,25 +432,25 @@ def _per_group(result: ProtocolResult, checkpoint: str, rounded: bool = False) -
 
 def table2(result: ProtocolResult, *, checkpoint: str = "final", reference: str = "raw",
            rounded: bool = False) -> pd.DataFrame:
-    """The seed's Table 2: median held-out MAE / W1 / exact match with Δ% over raw, rank, W/L.
+    """The paper's Table 2: median held-out MAE / W1 / exact match with Δ% over raw, rank, W/L.
 
     Per group the three runs are averaged; the medians are over groups. Δ% uses one pooled raw
-    median per metric (§4.7.4). W/L counts the (group × metric) combinations in which a method
-    is first / last (ties counted for all tied); the rank is a Copeland ordering over method
-    pairs, A beating B when A is better in more combinations (§4.7.5).
+    median per metric (card, convention 4). W/L counts the (group × metric) combinations in which
+    a method is first / last (ties counted for all tied); the rank is a Copeland ordering over
+    method pairs, A beating B when A is better in more combinations (card, convention 5).
 
     Parameters
     ----------
     result : ProtocolResult
     checkpoint : {"final", "best"}
         The state after the whole pool, or the best held-out checkpoint (selects on the held-out
-        set, so it is optimistic; the paper's Fig. 6 uses it, §4.7.3).
+        set, so it is optimistic; the paper's Fig. 6 uses it, card, convention 3).
     reference : str
         The method Δ% and the Wilcoxon tests compare with.
     rounded : bool
         MAE and W1 of the outputs rounded half up to the scale (exact match always uses them).
-        The paper does not say which it reports (§4.7.1); continuous-output methods have a
-        large W1 against integer human scores unless rounded.
+        The paper does not say which it reports (card, convention 1); continuous-output methods
+        have a large W1 against integer human scores unless rounded.
     """
     vals = _per_group(result, checkpoint, rounded)
     keys = vals.attrs["keys"]
@@ -492,12 +492,12 @@ def table2(result: ProtocolResult, *, checkpoint: str = "final", reference: str 
 
 def wilcoxon_vs_raw(result: ProtocolResult, *, checkpoint: str = "final", reference: str = "raw",
                     alpha: float = 0.05) -> pd.DataFrame:
-    """Paired Wilcoxon signed-rank tests of each method against raw, Holm within method (§4.7.6).
+    """Paired Wilcoxon signed-rank tests of each method against raw, Holm within method.
 
     Pairs are the groups (seed-averaged); the family is one method's three metrics. A method
     identical to raw on every group gets p = 1 (no evidence of a difference); with a single
     group there is no paired test and p is NaN. With fewer than 6 groups the exact two-sided
-    test cannot reach p < 0.05 (``n_pairs`` says how many there were).
+    test cannot reach p < 0.05 (``n_pairs`` says how many there were). Card, convention 6.
     """
     vals = _per_group(result, checkpoint)
     keys = vals.attrs["keys"]
@@ -532,8 +532,8 @@ def wilcoxon_vs_raw(result: ProtocolResult, *, checkpoint: str = "final", refere
 
 def early_stop(result: ProtocolResult, *, band: float = 1.05) -> pd.DataFrame:
     """First pool fraction at which a streaming/batch method's held-out MAE (seed-averaged)
-    enters ``band`` × the mean final MAE of the full-batch methods, per group (§4.7.10); 1.0
-    ("never reached", plotted at 100 %) when it does not."""
+    enters ``band`` × the mean final MAE of the full-batch methods, per group; 1.0
+    ("never reached", plotted at 100 %) when it does not (card, convention 10)."""
     cur = result.curve
     keys = [c for c in cur.columns[: list(cur.columns).index("method")] if c != "seed"]
     full = cur[cur["mode"] == "full-batch"]

@@ -1,6 +1,7 @@
 """Streaming quantile matching on a K-point scale, exact with running counts.
 
-SPEC §4.2, §4.4, §4.7.2.
+Subasic, Rabinovich & Chen (2026), arXiv:2611.00447, Section 4.1; the exact discrete
+definitions are convention 2 of ``models/score_calibration.md``.
 
 ``g(j) = F̂_H⁻¹(F̂_J(j))``: the non-decreasing map that carries the judge's empirical score
 distribution onto the humans' (the 1-D optimal-transport map between the two marginals). On a
@@ -12,7 +13,7 @@ Where a judge level sits in its probability band ``(F̂_J(j⁻), F̂_J(j)]`` is 
 does not discuss, and on a discrete scale it moves the results a lot:
 
 * ``position="upper"`` — the paper's literal formula, ``u = F̂_J(j)``. Its pushforward CDF is
-  ≤ F̂_H everywhere, so it pushes calibrated scores upward (SPEC §4.7.2).
+  ≤ F̂_H everywhere, so it pushes calibrated scores upward.
 * ``position="mid"`` — the mid-distribution (percentile-rank) point of classical equipercentile
   equating, ``u = F̂_J(j⁻) + ½ p̂_J(j)``; an exact tie goes to the lower human level. This is the
   default: on llm-rubric it has the lower held-out MAE and W1 (``validation/score_calibration.py``,
@@ -39,7 +40,7 @@ _POSITIONS = ("mid", "upper")
 
 
 class SQM(Calibrator):
-    """Streaming quantile matching with integer counts (SPEC §4.2, §4.7.2).
+    """Streaming quantile matching with integer counts (Section 4.1; card, convention 2).
 
     Parameters
     ----------
@@ -108,7 +109,7 @@ class SQM(Calibrator):
 
 
 class PredictiveSQM(SQM):
-    """SQM over judge predictive distributions (SPEC §4.4, §4.7.2).
+    """SQM over judge predictive distributions (Section 4.1; card, convention 2).
 
     Each anchor adds its judge distribution ``w_i`` as fractional mass to the judge counts
     (``c_J(v) += w_iv``); the human side stays a point count. A query distribution is mapped
@@ -176,7 +177,7 @@ def _quantile_map(
     tol: float,
     n_judge: float | None = None,
 ) -> NDArray[np.int64]:
-    """``min{h : c_H(h) > 0, C_H(h)·n_J ≥ u(j)·n_J·n_H}`` for every judge level j (SPEC §4.7.2).
+    """``min{h : c_H(h) > 0, C_H(h)·n_J ≥ u(j)·n_J·n_H}`` per judge level j (card, 2).
 
     Scaled to avoid division: upper compares ``C_H(h)·n_J`` with ``C_J(j)·n_H``; mid compares
     ``2·C_H(h)·n_J`` with ``(C_J(j⁻) + C_J(j))·n_H``. Observed human levels have strictly

@@ -406,10 +406,10 @@ def fit(
     data : Comparisons
     discrimination : bool
         Estimate γ_k (the paper's judge-aware model). False fits the unweighted BTL
-        (γ_k ≡ 1, judges pooled; the paper's baseline, §4.2). A single judge always gets γ ≡ 1.
+        (γ_k ≡ 1, judges pooled; the paper's baseline, Sec. 4.2). One judge always gets γ ≡ 1.
     information : {"auto", "expected", "observed", "sandwich", "cluster"}
         Covariance kind (:mod:`bayescal.frequentist.covariance`): the inverse expected
-        (Fisher) information (the paper's convention, §3.3), the inverse observed information,
+        (Fisher) information (the paper's convention, Sec. 3.3), the inverse observed information,
         the sandwich (valid with ties), or the cluster-robust sandwich over a key; sandwich and
         cluster use the observed-information bread. ``"auto"`` (default): ``cluster`` when the
         data carry a key (or ``cluster=`` is given), else ``sandwich`` when they hold ties or

@@ -464,7 +464,7 @@ def order_probability(delta: ArrayLike, order_effect: ArrayLike, order: ArrayLik
 
 
 def debiased_probability(delta: ArrayLike) -> NDArray:
-    r"""Position-debiased probability :math:`p^{deb} = \sigma(\Delta)` (DIAL §3.1).
+    r"""Position-debiased probability :math:`p^{deb} = \sigma(\Delta)` (DIAL Sec. 3.1).
 
     :math:`\Delta = s_{ki} - s_{kj}`, the judge's score difference with the order term removed.
     """
@@ -472,7 +472,7 @@ def debiased_probability(delta: ArrayLike) -> NDArray:
 
 
 def order_averaged_probability(delta: ArrayLike, order_effect: ArrayLike) -> NDArray:
-    r"""Order-averaged probability :math:`p^{avg} = (p^{(+1)} + p^{(-1)})/2` (DIAL §3.1)."""
+    r"""Order-averaged probability :math:`p^{avg} = (p^{(+1)} + p^{(-1)})/2` (DIAL Sec. 3.1)."""
     d, b = np.asarray(delta), np.asarray(order_effect)
     return (expit(d + b) + expit(d - b)) / 2
 
@@ -542,7 +542,7 @@ def pairwise_probabilities(estimate: Estimate, prob: float = 0.95) -> pd.DataFra
     return out
 
 
-# ------------------------------------------------------------------------------- baseline (DIAL §6)
+# ------------------------------------------------------------------------- baseline (DIAL Sec. 6)
 def pooled(
     data: Comparisons,
     *,
@@ -557,7 +557,7 @@ def pooled(
     (:func:`bayescal.frequentist.judge_discrimination_btl.fit` with ``discrimination=False``,
     which takes ``information``, ``cluster`` and ``correction`` with the same meanings),
     returned under method ``"pooled-mle"``. Under unbalanced display orders it is biased for
-    every judge's debiased scores (DIAL §6.1), which is what it is there to show.
+    every judge's debiased scores (DIAL Sec. 6.1), which is what it is there to show.
 
     Returns
     -------

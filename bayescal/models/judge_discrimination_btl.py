@@ -114,7 +114,7 @@ def build(
         Prior scales (default ``Priors()``).
     discrimination : bool
         Estimate γ_k per judge. False gives the unweighted BTL (γ ≡ 1; the paper's baseline,
-        §4.2). With a single judge γ ≡ 1 by the normalization.
+        Sec. 4.2). With a single judge γ ≡ 1 by the normalization.
 
     Returns
     -------

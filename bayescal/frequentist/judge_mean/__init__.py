@@ -3,7 +3,7 @@ r"""Every estimator of Chen et al. (2026) for the mean of the human label under 
 The paper: Chen, Lu, Li, Guo and Li (2026), *Efficient inference for noisy LLM-as-a-judge
 evaluation*, arXiv:2601.05420.
 
-Data (:class:`~bayescal.data.Labels`, the paper's §2.1): a calibration set of m items with the
+Data (:class:`~bayescal.data.Labels`, the paper's Sec. 2.1): a calibration set of m items with the
 human label :math:`Y_j` and the judge label :math:`\hat Y_j`, and a test set of n items with
 :math:`\hat Y_i` only; :math:`N = n + m`. The target is :math:`\theta = E[Y]`, called
 ``prevalence`` when the human labels are binary and ``mean`` otherwise (:func:`target`).
@@ -26,7 +26,7 @@ Estimators (the paper's equation numbers):
   natural-spline regression :math:`\hat\mu(\hat y) \approx E[Y \mid \hat Y = \hat y]`;
 * :func:`estimate` — all of them in one table; a method undefined on the data reports why.
 
-Intervals (the paper's §5.2): binary human labels get the logit-transformed Wald interval
+Intervals (the paper's Sec. 5.2): binary human labels get the logit-transformed Wald interval
 :math:`\mathrm{expit}(\mathrm{logit}\,\hat\theta \pm z\sqrt{\hat V}/(\hat\theta(1-\hat\theta)))`
 with :math:`\hat\theta` clamped to [1e-6, 1 - 1e-6] (``wald-logit``); continuous labels the plain
 Wald interval (``wald``). Both come from :func:`bayescal.schema.wald_interval`.

@@ -82,7 +82,7 @@ def target(data: Labels) -> tuple[str, str]:
     """Parameter name and interval kind for the mean of the human label.
 
     Returns ``("prevalence", "wald-logit")`` when every calibration human label is 0 or 1
-    (θ is a probability; logit-scale Wald interval, the paper's §5.2) and ``("mean", "wald")``
+    (θ is a probability; logit-scale Wald interval, the paper's Sec. 5.2) and ``("mean", "wald")``
     otherwise (plain Wald, as the authors' code does for non-binary outcomes). This is the one
     place where that rule lives. (:func:`_interval_kind` falls back to plain Wald for a
     prevalence estimate outside [0, 1], whose logit interval would exclude it.)

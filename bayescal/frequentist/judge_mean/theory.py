@@ -2,7 +2,7 @@ r"""Closed-form asymptotic variances of the judge-mean estimators (Chen et al. 2
 
 The paper: Chen, Lu, Li, Guo and Li (2026), arXiv:2601.05420.
 
-Setting (the paper's §2.1): human label :math:`Y \sim \mathrm{Bern}(\theta)`, judge label
+Setting (the paper's Sec. 2.1): human label :math:`Y \sim \mathrm{Bern}(\theta)`, judge label
 :math:`\hat Y \in \{0, 1\}` with specificity :math:`q_0 = P(\hat Y = 0 \mid Y = 0)` and sensitivity
 :math:`q_1 = P(\hat Y = 1 \mid Y = 1)`; :math:`p = P(\hat Y = 1) = (1-\theta)(1-q_0) + \theta q_1`,
 :math:`\kappa = q_0 + q_1 - 1`. A test set of n items (judge label only) and a calibration set of
@@ -63,7 +63,7 @@ def judge_positive_rate(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array
 
 
 def naive_bias(theta: ArrayLike, q0: ArrayLike, q1: ArrayLike) -> Array:
-    r"""Bias of the naive judge mean (§5.3).
+    r"""Bias of the naive judge mean (Sec. 5.3).
 
     :math:`p - \theta = (1-q_0) + \theta(q_0+q_1-2)`.
     """
