@@ -1028,6 +1028,13 @@ def test_label_shift_false_alarms_within_the_binomial_band():
     score = Labels.from_arrays((y > 0.5).astype(float), y + rng.normal(0, 0.1, 200),
                                rng.random(2000) + rng.normal(0, 0.1, 2000))
     assert jm.label_shift(score)["test"] == "Kolmogorov-Smirnov"
+    one_test = Labels.from_arrays(np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 0.0]),
+                                  np.array([1.0]))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not jm.label_shift(one_test)["shifted"]  # nothing to compare, no numpy warning
     assert not jm.label_shift(score)["shifted"]
 
 

@@ -776,6 +776,11 @@ def label_shift(data: Labels, judge: str | None = None) -> dict[str, Any]:
     lab = _one_judge(data, judge)
     cal = np.asarray(lab.yhat_cal[:, 0], dtype=float)
     test = np.asarray(lab.yhat_test[:, 0], dtype=float)
+    if cal.size < 2 or test.size < 2:  # nothing to compare: never a flag
+        return {"calibration_mean": float(cal.mean()) if cal.size else float("nan"),
+                "test_mean": float(test.mean()) if test.size else float("nan"),
+                "test": "none (fewer than 2 items in a set)", "statistic": float("nan"),
+                "p_value": float("nan"), "shifted": False}
     out: dict[str, Any] = {"calibration_mean": float(cal.mean()), "test_mean": float(test.mean())}
     levels = np.unique(np.concatenate([cal, test]))
     if levels.size <= 1:
