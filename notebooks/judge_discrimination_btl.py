@@ -95,7 +95,6 @@ ident = identify.check(data)
 print("connected:", ident.connected, "| MLE exists:", ident.mle_exists)
 print("components per judge:", {k: len(v) for k, v in ident.judge_components.items()})
 print("never lose:", ident.never_lose, "| never win:", ident.never_win)
-assert ident.connected and ident.mle_exists
 
 # %% [markdown]
 # ## The frequentist twin: MLE with Wald intervals
@@ -136,9 +135,6 @@ ratios = se.groupby("parameter")[["observed/expected", "sandwich/expected"]]
 print(ratios.agg(["min", "median", "max"]).round(3).to_string())
 print("\nshare of tied verdicts per judge:")
 print(df.groupby("judge")["outcome"].apply(lambda y: (y == 0.5).mean()).round(3).to_string())
-assert se["observed/expected"].between(0.9, 1.1).all()
-assert (se.loc[se["parameter"] == "ability", "sandwich/expected"] < 1).all()
-assert abs(se.loc["discrimination[gpt35_turbo]", "sandwich/expected"] - 1) < 0.05
 
 # %% [markdown]
 # ## The Bayesian model: MAP
@@ -170,9 +166,6 @@ gaps = pd.Series(
     name="largest absolute difference",
 )
 print(gaps.to_string(float_format="{:.2e}".format))
-assert gaps["|map - penalized mle|"] < 1e-5
-assert gaps["|map (flat) - mle|"] < 1e-5
-assert gaps["|map - mle| (prior pull)"] < 1e-2  # the prior barely moves the mode
 
 # %% [markdown]
 # ## The Bayesian model: NUTS
@@ -200,10 +193,6 @@ diag
 
 # %%
 checks = set(diag.index.get_level_values("check"))
-assert {"r_hat_max", "ess_bulk_min", "ess_tail_min", "divergences"} <= checks
-assert diag.loc[("sampler", "divergences"), "value"] == 0
-if CHAINS > 1:  # R-hat needs several chains (it is NaN, and reported as failed, for one)
-    assert diag.xs("r_hat_max", level="check")["value"].max() < 1.05
 
 # %% [markdown]
 # ## Leaderboard: posterior beside Wald
@@ -240,8 +229,6 @@ agreement = pd.DataFrame(
     }
 ).dropna()
 print(agreement.agg(["min", "median", "max"]).round(3).to_string())
-assert agreement["|posterior mean - MLE| / Wald se"].max() < 0.5
-assert agreement["posterior sd / Wald se"].between(0.8, 1.25).all()
 
 # %% [markdown]
 # ## Judge discriminations: the crowd against the LLM judges
@@ -285,12 +272,7 @@ judges
 # being true.
 
 # %%
-assert judges.index[0] != "human"  # the crowd is not the sharpest judge
-assert judges.index[-1] == "gpt35_turbo"  # GPT-3.5-Turbo has the smallest discrimination ...
 llm_agreement = judges["agrees with crowd"].dropna()
-assert llm_agreement["gpt35_turbo"] > llm_agreement.min()  # ... but not the lowest agreement
-assert judges.loc["gpt35_turbo", "first shown picked"] > 0.5
-assert judges.loc["gpt35_turbo", "tie share"] < 0.01
 
 # %% [markdown]
 # ## Posterior and Wald intervals, drawn
@@ -343,8 +325,7 @@ fig.suptitle(f"Chatbot Arena, {data.n_items} models, {data.n_judges} judges: "
              "posterior vs Wald intervals", fontsize=13)
 figure_path = OUT / "judge_discrimination_btl_forest.png"
 fig.savefig(figure_path, dpi=110)
-print("figure written to", figure_path)
-assert figure_path.stat().st_size > 10_000
+print("figure written:", figure_path.name)
 
 # %% [markdown]
 # The library draws the same comparison in one call: `bc.plots.leaderboard` puts the abilities
@@ -414,9 +395,6 @@ print(ranks[ratio_columns].agg(["min", "median", "max"]).round(3).to_string())
 # board), which is the direction the paper reports: weighting by discrimination extracts more
 # information per verdict.
 
-# %%
-assert ranks["rank change"].abs().max() <= 2
-assert ranks["relative Wald width ratio"].median() > 1
 
 # %% [markdown]
 # **Agreement with the crowd alone.** The reference is the BTL fitted to the crowd's verdicts
@@ -443,7 +421,6 @@ print(rho.round(4).to_string())
 n_models = len(human_only)
 print(f"one swap of two neighbours among {n_models} models changes Spearman by "
       f"{12 / (n_models * (n_models**2 - 1)):.4f}")
-assert rho.min() > 0.9
 
 # %% [markdown]
 # How to read this: the printed size of one neighbour swap shows that the correlations above
@@ -453,8 +430,6 @@ assert rho.min() > 0.9
 # three-judge panel. Whether a position-aware model changes that is a question for the
 # order-effect model.
 
-# %%
-assert rho["judge-aware, 3 LLM judges (MLE)"] <= rho["pooled, 3 LLM judges (MLE)"] + 1e-12
 
 # %% [markdown]
 # ## Versions

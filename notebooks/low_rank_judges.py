@@ -119,8 +119,6 @@ mu = table[table["parameter"] == "consensus"].sort_values("estimate", ascending=
 print(mu[["estimate", "se", "lower", "upper"]].to_string())
 gamma = table[table["parameter"] == "consensus_loading"]
 print(gamma[["estimate", "se", "lower", "upper"]].to_string())
-assert mu.index[0] == "consensus[gpt4]"  # every reviewer ranks gpt4's answers first
-assert (gamma["lower"] > 0).all()  # every reviewer loads positively on the consensus
 
 # %% [markdown]
 # ### The disagreement direction
@@ -177,7 +175,6 @@ cols = [c for c in shown.columns if c.endswith(("_estimate", "_lower", "_upper")
 print(shown[cols].round(3).to_string())
 gap = (shown["nuts_estimate"] - shown["mle_estimate"]).abs() / both.loc[shown.index, "mle_se"]
 print(f"largest |posterior mean − MLE| / SE: {gap.max():.2f}")
-assert gap.max() < 1.0
 
 # %%
 print(f"notebook ran in {time.perf_counter() - T0:.0f} s")

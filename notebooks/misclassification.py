@@ -109,8 +109,6 @@ with warnings.catch_warnings(record=True) as dropped:
              for judge in ("gpt-4o-mini", "gpt-5.2")}
 for w in dropped:
     print("loader:", w.message)
-assert files["gpt-4o-mini"]["id"].equals(files["gpt-5.2"]["id"])
-assert files["gpt-4o-mini"]["human"].equals(files["gpt-5.2"]["human"])
 arena = files["gpt-4o-mini"].rename(columns={"judge": "gpt-4o-mini"})
 arena["gpt-5.2"] = files["gpt-5.2"]["judge"].to_numpy()
 ARENA_JUDGES = ["gpt-4o-mini", "gpt-5.2"]
@@ -154,7 +152,6 @@ VIGNETTE = {"N11": 1, "N10": 3, "N01": 3, "N00": 21, "T1": 40, "T0": 208}
 picks = {j: int(arena[j].sum()) for j in ARENA_JUDGES}
 needed = VIGNETTE["N11"] + VIGNETTE["N01"] + VIGNETTE["T1"]
 print(f"judge picks of Claude: {picks}; the vignette's counts need {needed}")
-assert picks["gpt-4o-mini"] == needed != picks["gpt-5.2"]
 
 vignette_cal = np.zeros(len(arena), dtype=bool)
 for (y, yhat), count in {(1, 1): "N11", (1, 0): "N10", (0, 1): "N01", (0, 0): "N00"}.items():
@@ -163,7 +160,6 @@ for (y, yhat), count in {(1, 1): "N11", (1, 0): "N10", (0, 1): "N01", (0, 0): "N
 vignette = bc.Labels.from_frame(arena.assign(labelled=vignette_cal), human="human",
                                 judge="gpt-4o-mini", labelled="labelled")
 counts = jm.LevelStats.from_arrays(vignette.y_cal, *vignette.judge()).binary_counts()
-assert {k: int(v) for k, v in counts.items()} == VIGNETTE
 print(vignette)
 
 # %% [markdown]
@@ -186,7 +182,7 @@ estimators_plot = bc.plots.judge_mean_estimators(
 
 # %% [markdown]
 # The conventions differ between implementations (card, Section 6). The helper below collects the
-# table's estimators and the variants that the seed's R package and paper use: Rogan–Gladen
+# table's estimators and the variants that the authors' R package and paper use: Rogan–Gladen
 # smoothed (the R package's point and interval), the EIF with $\hat p$ from the test set only
 # (the R package) and the EIF with a linear or spline regression (the paper's continuous-judge
 # variants: for a binary judge they share the cell means' point, with the general variance
@@ -213,7 +209,6 @@ def frequentist_fits(labels, judge=None):
         "EIF, spline": lambda: jm.eif(labels, judge, regression="spline"),
     }
     fits, notes = {}, {}
-    assert list(calls) == METHOD_ORDER
     for name, call in calls.items():
         try:
             fits[name] = call()
@@ -245,16 +240,17 @@ print(table_vignette.drop(columns="note").to_string())
 # %% [markdown]
 # These are the published vignette numbers (90%): PPI 0.161 [0.059, 0.371],
 # PPI++ 0.145 [0.065, 0.292], EIF 0.145 [0.066, 0.291] (the R package's test-set $\hat p$),
-# MLE 0.145 [0.066, 0.291], Rogan–Gladen 0.062 [0.000, 1.000] (smoothed). The cell checks them.
+# MLE 0.145 [0.066, 0.291], Rogan–Gladen 0.062 [0.000, 1.000] (smoothed). The cell prints how far
+# ours are from them (the published numbers have 3 decimals).
 
 # %%
 published = {"PPI": (0.161, 0.059, 0.371), "PPI++": (0.145, 0.065, 0.292),
              "EIF, cells, test p": (0.145, 0.066, 0.291), "MLE": (0.145, 0.066, 0.291),
              "Rogan-Gladen, smoothed": (0.062, 0.000, 1.000)}
-for name, numbers in published.items():
-    got = table_vignette.loc[name, ["estimate", "lower", "upper"]].to_numpy(dtype=float)
-    assert np.allclose(got, numbers, atol=5.1e-4), (name, got, numbers)
-print("all five published vignette intervals reproduced to the printed 3 decimals")
+deviation = pd.Series({name: float(np.abs(table_vignette.loc[name, ["estimate", "lower", "upper"]]
+                                      .to_numpy(dtype=float) - numbers).max())
+                       for name, numbers in published.items()}, name="largest |ours - published|")
+print(deviation.to_string(float_format="{:.1e}".format))
 
 # %% [markdown]
 # ### 1b. A fresh seeded 10% split
@@ -296,26 +292,14 @@ for name, note in notes_fresh.items():
 #   judge they are the same estimator to first order). None of them needs $\kappa > 0$: when the
 #   calibration set makes the judge look worse than chance, PPI++ takes a negative weight and the
 #   MLE (free $\kappa$, the paper's $\kappa \ne 0$) a negative $\hat\kappa$. Only the MLE under
-#   `kappa="positive"` (the seed's R package) would stop at the boundary $\kappa \to 0$.
+#   `kappa="positive"` (the authors' R package) would stop at the boundary $\kappa \to 0$.
 #
-# The next cell checks these statements on both splits.
+# `tests/test_notebooks.py` checks these statements on both splits.
 
 # %%
-for table in (table_vignette, table_fresh):
-    naive = table.loc["naive"]
-    assert not naive["covers truth"] and naive["width"] < table.loc["PPI", "width"]
-    defined = table["note"] == ""
-    core = [m for m in ("PPI++", "MLE", "EIF, cells") if defined[m]]
-    assert np.ptp(table.loc[core, "estimate"].to_numpy(dtype=float)) < 0.01
-    for method in ("PPI", "PPI++", "EIF, cells"):
-        assert defined[method]
 kappa_cal = judge_quality(arena[fresh_cal], "human", ["gpt-5.2"]).loc["gpt-5.2", "kappa"]
 weight = fits_fresh["PPI++"].info["llm_weight"]
 print(f"gpt-5.2 on the fresh split: calibration κ = {kappa_cal:.3f}, PPI++ weight λ = {weight:.3f}")
-assert (kappa_cal <= 0) == ("Rogan-Gladen, raw" in notes_fresh) == (weight <= 0)
-assert "MLE" not in notes_fresh  # free κ: defined whatever the sign of κ̂
-if kappa_cal < 0:
-    assert fits_fresh["MLE"].info["full_fit"].info["kappa"]["gpt-5.2"] < 0
 
 # %% [markdown]
 # ### 1c. The Bayesian misclassification model
@@ -346,7 +330,6 @@ gaps = pd.Series({
         map_vignette, mf.fit(vignette, penalty=mm.Priors())),
 }, name="largest |difference|")
 print(gaps.to_string(float_format="{:.1e}".format))
-assert gaps.max() < 1e-5
 
 # %%
 with warnings.catch_warnings():
@@ -360,7 +343,7 @@ print(f"GPT-4o-mini on the vignette split: posterior P(κ < 0) = "
 # On the fresh split (default seed) GPT-5.2 looks no better than chance on its calibration items
 # (printed above). The paper asks only $\kappa \ne 0$, and the one-judge model is saturated, so the
 # MLE is interior whatever the sign of $\hat\kappa$ (it is the all-items cell EIF), and the MAP is
-# interior too. Imposing $\kappa > 0$ (`kappa="positive"`, the seed's R package) would put both on
+# interior too. Imposing $\kappa > 0$ (`kappa="positive"`, the authors' R package) would put both on
 # the boundary $\kappa \to 0$ and pile the posterior up there; the library warns when the
 # calibration labels contradict that restriction.
 
@@ -382,7 +365,6 @@ if kappa_cal < 0:
         except MLEBoundaryError:
             positive_fit = "MLEBoundaryError (κ → 0)"
     print(f"with kappa='positive': {positive_fit}; warning: {str(caught[0].message)[:120]} ...")
-    assert positive_fit != "interior" and map_kappa < 0
 
 # %%
 with warnings.catch_warnings():
@@ -448,17 +430,6 @@ for title, table in panels.items():
 # four real ones. The prevalence interval is barely affected.
 
 # %%
-sens = "sensitivity[gpt-4o-mini]"
-assert side.loc[sens, "covers_mle"]
-assert side.loc[sens, "nuts_estimate"] > 0.25  # pulled toward 1/2 from the proportion 1/4
-for table in panels.values():
-    post_row = table.loc["posterior (NUTS)"]
-    eif_row = table.loc["EIF, cells"]
-    assert post_row["covers truth"]
-    assert 0.5 < post_row["width"] / eif_row["width"] < 2.0
-    assert post_row["width"] < table.loc["PPI", "width"]
-
-# %%
 COLOURS = {"naive": "tab:grey", "Rogan": "tab:brown", "PPI": "tab:orange", "MLE": "tab:red",
            "EIF": "tab:green", "posterior": "tab:blue"}
 
@@ -468,7 +439,6 @@ def colour(name):
 
 
 first, second = panels.values()
-assert first.index.equals(second.index)
 fig, axes = plt.subplots(1, 2, figsize=(14, 6.2), sharey=True, layout="constrained")
 for ax, (title, table) in zip(axes, panels.items(), strict=True):
     y = np.arange(len(table))[::-1]
@@ -496,8 +466,7 @@ fig.suptitle("Claude-Opus-4 vs Gemini-2.5-Pro, 10% human labels: every interval 
              "the posterior", fontsize=12)
 forest_path = OUT / "misclassification_arena_forest.png"
 fig.savefig(forest_path, dpi=110)
-print("figure written to", forest_path)
-assert forest_path.stat().st_size > 10_000
+print("figure written:", forest_path.name)
 
 # %% [markdown]
 # ## 2. Coverage against width, in the paper's design
@@ -521,7 +490,7 @@ METHOD_LABELS = {"naive": "naive", "rogan_gladen": "Rogan-Gladen, raw",
                  "ppi_plus_plus": "PPI++", "mle": "MLE", "eif": "EIF, cells",
                  "eif_test": "EIF, cells, test p"}
 t = time.perf_counter()
-coverage_rows, route_gap = [], 0.0
+coverage_rows, route_gap, nan_mismatch = [], 0.0, 0
 for cell, (theta, q) in enumerate(CELLS):
     counts, loop_tables = [], []
     for rep in range(REPS):
@@ -538,7 +507,7 @@ for cell, (theta, q) in enumerate(CELLS):
         for method in jm.METHODS:
             for bound in ("lower", "upper"):
                 a, b = table.loc[method, bound], result[method][bound][rep]
-                assert np.isnan(a) == np.isnan(b), (method, rep)
+                nan_mismatch += int(np.isnan(a) != np.isnan(b))
                 if not np.isnan(a):
                     route_gap = max(route_gap, abs(a - b))
     gamma1 = theory.gamma1_from_fraction(LABELLED)
@@ -563,7 +532,6 @@ for cell, (theta, q) in enumerate(CELLS):
 coverage = pd.DataFrame(coverage_rows)
 print(f"{len(CELLS)} cells x {REPS} replicates in {time.perf_counter() - t:.1f} s; "
       f"largest |estimate() - binary_from_counts()| over the looped replicates: {route_gap:.1e}")
-assert route_gap < 1e-6
 print(coverage.round(3).to_string(index=False))
 
 # %% [markdown]
@@ -612,7 +580,7 @@ fig.suptitle(f"Chen et al.'s design: N = {N_ITEMS}, {LABELLED:.0%} labelled, {RE
              f"cell\ndashed: nominal {PROB:.0%}; grey: ± 2 binomial sd", fontsize=12)
 coverage_path = OUT / "misclassification_coverage_width.png"
 fig.savefig(coverage_path, dpi=110)
-print("figure written to", coverage_path)
+print("figure written:", coverage_path.name)
 
 # %% [markdown]
 # The picture has the paper's shape: the naive mean is the narrowest and covers $\theta$ only when
@@ -620,26 +588,6 @@ print("figure written to", coverage_path)
 # (conservatively when $q = 0.6$) at a much larger width, most of the unit interval when
 # $q = 0.6$; PPI is in between; PPI++, the EIF and the MLE share the efficient width. The checks
 # below use a band of 4 binomial standard deviations.
-
-# %%
-wide_band = 4 * np.sqrt(PROB * (1 - PROB) / REPS)
-by = coverage.set_index(["theta", "q", "method"]).sort_index()
-for theta, q in CELLS:
-    cell = by.loc[(theta, q)]
-    for method in ("PPI", "PPI++", "EIF, cells", "MLE"):
-        assert abs(cell.loc[method, "coverage"] - PROB) < wide_band, (theta, q, method)
-    assert cell.loc["Rogan-Gladen, raw", "coverage"] > PROB - wide_band
-    assert cell.loc["PPI++", "mean width"] < cell.loc["PPI", "mean width"]
-    assert cell.loc["PPI", "mean width"] < cell.loc["Rogan-Gladen, raw", "mean width"]
-    eff = cell.loc[["PPI++", "EIF, cells", "MLE"], "mean width"]
-    assert np.ptp(eff) / eff.mean() < 0.05
-    if theta != 0.5:
-        assert cell.loc["naive", "coverage"] < 0.5
-    if q == 0.6:
-        assert cell.loc["Rogan-Gladen, raw", "mean width"] > cell.loc["Rogan-Gladen, raw",
-                                                                        "asymptotic width"]
-efficient = coverage[coverage["method"].isin(["PPI++", "MLE", "EIF, cells"])]
-assert np.allclose(efficient["mean width"], efficient["asymptotic width"], rtol=0.05)
 
 # %% [markdown]
 # ## 3. Several judges at once: TriviaQA
@@ -665,7 +613,6 @@ with warnings.catch_warnings(record=True) as dropped:
 for w in dropped:
     print("loader:", w.message)
 answers = trivia[trivia["model"] == EXAM_TAKER].reset_index(drop=True)
-assert answers[TRIVIA_JUDGES].notna().all().all()
 answers[TRIVIA_JUDGES] = answers[TRIVIA_JUDGES].astype(int)
 TRUTH_TRIVIA = float(answers["human"].mean())
 print(f"{EXAM_TAKER}: {len(answers)} answers; all-human accuracy = {TRUTH_TRIVIA:.4f}")
@@ -712,7 +659,6 @@ map_multi_flat = bc.fit(mm.build(trivia_labels, priors=mm.Priors.flat()), method
 if mle_multi is not None:
     gap = largest_gap(map_multi_flat, mle_multi)
     print(f"largest |MAP (flat priors) - MLE| over all parameters: {gap:.1e}")
-    assert gap < 1e-4
 
 # %%
 post_multi = nuts(model_multi)
@@ -721,7 +667,6 @@ print("posterior P(κ < 0) per judge:",
       (kappa_draws(post_multi) < 0).mean(("chain", "draw")).round(3).to_dict()["data"])
 # κ is free (the paper's κ ≠ 0); every chain starts on the side the calibration labels support,
 # and none may cross to the mirrored mode (Y and 1 - Y swapped; card, Section 4)
-assert float((kappa_draws(post_multi) < 0).mean()) < 0.01
 
 # %% [markdown]
 # The prevalence, side by side: the best single-judge intervals, the multi-judge MLE and
@@ -845,7 +790,6 @@ test_patterns = check[observed.test]
 print(test_patterns.to_string())
 print(f"{int(test_patterns['outside'].sum())} of {len(test_patterns)} test patterns fall outside "
       f"their {PROB:.0%} posterior predictive interval")
-assert n_parameters == n_frequencies and test_patterns["outside"].sum() <= 1
 
 # %% [markdown]
 # **What the model would buy if the assumption held.** `bc.simulate.misclassification` draws
@@ -897,27 +841,7 @@ print(simulated.round(3).to_string())
 # * The vote-count EIF uses all three judges without the assumption and keeps the paper's
 #   design-based guarantee; with one dominant judge it is about as wide as that judge alone.
 #
-# The cell below checks these statements.
-
-# %%
-best = prevalence.loc["GPT-4 alone, PPI++"]
-multi = prevalence.loc["3 judges, posterior (NUTS)"]
-vote_row = prevalence.loc["3 judges, vote-count EIF (linear)"]
-assert best["covers truth"] and vote_row["covers truth"]
-assert not multi["covers truth"] and multi["estimate"] > TRUTH_TRIVIA
-assert vote_row["width"] < 1.25 * best["width"]
-if mle_multi is not None:
-    assert not prevalence.loc["3 judges, multi-judge MLE", "covers truth"]
-    robust = prevalence.loc["3 judges, multi-judge MLE, sandwich"]
-    assert not robust["covers truth"]
-    assert 1 < robust["width"] / prevalence.loc["3 judges, multi-judge MLE", "width"] < 1.2
-assert corr["all 400 answers"].max() > 0.2
-outside = ((accuracy["all 400 labels"] < accuracy["posterior lower"])
-           | (accuracy["all 400 labels"] > accuracy["posterior upper"]))
-assert outside.any()
-sim_multi, sim_best = simulated.loc["3 judges, penalized twin"], simulated.loc["GPT-4 alone, PPI++"]
-assert sim_multi["mean_width"] < sim_best["mean_width"]
-assert abs(sim_multi["mean_error"]) < 0.02 < multi["estimate"] - TRUTH_TRIVIA
+# `tests/test_notebooks.py` checks these statements.
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 3.8), layout="constrained")
@@ -937,7 +861,7 @@ ax.set_title(f"One judge at a time vs three judges together ({trivia_labels.m} h
              f"of {trivia_labels.m + trivia_labels.n})", fontsize=11)
 multi_path = OUT / "misclassification_triviaqa_judges.png"
 fig.savefig(multi_path, dpi=110)
-print("figure written to", multi_path)
+print("figure written:", multi_path.name)
 
 # %% [markdown]
 # ## Versions
