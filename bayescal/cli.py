@@ -476,6 +476,9 @@ def _output_flags(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None
                    "judges.csv, estimate.nc or posterior.nc, figures, run.json")
     p.add_argument("--force", action="store_true",
                    help="replace the previous run in --out whole (a run folder only)")
+    p.add_argument("--report", action="store_true",
+                   help="also write report.html and report.md into --out (the same as "
+                   "bayescal report RUN_DIR afterwards)")
     if json_flag:
         p.add_argument("--json", action="store_true",
                        help="print the summary rows and the run's metadata as JSON on stdout "
@@ -733,7 +736,7 @@ def _fit(args: argparse.Namespace) -> int:
         tables = _write_outputs(args, writer, entry, fitted, data, sort_by=args.method)
         used = entry.options_for("fit" if args.method == "mle" else "build", options)
         meta = _meta(args, "fit", entry=entry, method=args.method, options=used,
-                     covariance=covariance, inputs=inputs, fitted=fitted)
+                     covariance=covariance, inputs=inputs, fitted=fitted, data=repr(data))
         full = writer.commit(meta)
     _finish(args, full, tables, fitted)
     return 0
@@ -886,7 +889,7 @@ def _write_outputs(args: argparse.Namespace, writer: RunWriter, entry: registry.
     for method, file in _result_files(fits).items():
         writer.result(file, fits[method], f"the {method.upper()} fit")
     draw_figures(writer, entry.figures, fits, entry=entry, prob=prob, sort_by=sort_by,
-                 labels=_labels(data), truth=truth)
+                 labels=_labels(data), truth=truth, scale=scale)
     if not (quiet or getattr(args, "json", False)):
         _print_tables(entry, tables, fitted, prob, scale)
     return tables
@@ -965,7 +968,13 @@ def _meta(args: argparse.Namespace, command: str, *, entry: registry.Entry | Non
 
 def _finish(args: argparse.Namespace, meta: dict[str, Any], tables: Mapping[str, Any],
             fitted: _Fitted | None) -> None:
-    """``--json``: the run's metadata and tables on stdout; else where the run was written."""
+    """``--report``: the run's report; ``--json``: the run's metadata and tables on stdout;
+    else where the run was written."""
+    if getattr(args, "report", False):
+        from bayescal.report import write_report
+
+        write_report(args.out)
+        meta = json.loads((Path(args.out) / "run.json").read_text())
     if getattr(args, "json", False):
         from bayescal.runs import records
 
@@ -1449,7 +1458,29 @@ def _parser() -> argparse.ArgumentParser:
     _fit_parser(sub)
     _mean_parser(sub)
     _calibrate_parser(sub)
+    _report_parser(sub)
     return parser
+
+
+# ---------------------------------------------------------------- report
+def _report_run(args: argparse.Namespace) -> int:
+    from bayescal.report import write_report
+
+    paths = write_report(args.run_dir)
+    print(f"wrote {', '.join(str(p) for p in paths)}", file=sys.stderr)
+    return 0
+
+
+def _report_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    report = sub.add_parser(
+        "report", help="write a run folder's report (report.html, report.md)",
+        description="Write one self-contained HTML page (and the same as Markdown) from a run "
+        "folder written by bayescal fit, demo or mean --out RUN_DIR: data summary, leaderboard "
+        "with intervals and rank intervals, judges, diagnostics, warnings, figures. The files "
+        "are added to the run folder and listed in its run.json.")
+    report.add_argument("run_dir", type=_existing_dir, metavar="RUN_DIR",
+                        help="a run folder (the --out of bayescal fit, demo or mean)")
+    report.set_defaults(func=_report_run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1467,6 +1498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with log:
             args = _parser().parse_args(argv)
             args.argv, args.log = argv, log
+            if getattr(args, "report", False) and not getattr(args, "out", None):
+                raise _UsageError("--report writes into the run folder: give --out RUN_DIR",
+                                  f"bayescal {args.command}")
             code = int(args.func(args))
     except Exception as err:
         log.print()

@@ -116,13 +116,76 @@ def _layout(point: xr.Dataset, columns: Sequence[str] = ("labels", "forest")) ->
 
 
 def _plot_forest(point: xr.Dataset, twig: xr.Dataset, columns: Sequence[str] = ("labels",
-                 "forest"), **kwargs: Any) -> PlotCollection:
+                 "forest"), *, separate: bool = True, **kwargs: Any) -> PlotCollection:
+    """plot_forest on precomputed statistics, drawn as a reader expects a forest plot.
+
+    arviz-plots writes the row labels as text in a column of their own, with the dims' names
+    ("variable", "item") as a footer; here the labels column is left empty and collapsed, and
+    every term is a tick label of the forest axis instead, so that each variable can have its
+    own axes: with ``separate`` and several variables (abilities in logits, discriminations
+    as ratios), one row of axes per variable, each with its own x scale and its x label naming
+    the variable.
+    """
     import arviz_plots as azp
 
     kwargs.setdefault("backend", "matplotlib")
-    return azp.plot_forest(
-        _layout(point, columns), combined=True, sample_dims=list(_SAMPLE_DIMS),
-        stats={"twig": twig, "point_estimate": point}, visuals={"trunk": False}, **kwargs)
+    names = [str(n) for n in point.data_vars]
+    figure_kwargs = dict(kwargs.pop("figure_kwargs", {}))
+    ratios = [0.02 if c == "labels" else (2.0 if c == "forest" else 1.0) for c in columns]
+    figure_kwargs.setdefault("width_ratios", ratios)
+    sizes = [max(1, int(np.prod([point[n].sizes[d] for d in point[n].dims if d != "model"])))
+             for n in names]
+    rows = separate and len(names) > 1
+    if rows:
+        kwargs["rows"] = ["__variable__"]
+        figure_kwargs.update(sharey="row", sharex=False, height_ratios=sizes, plot_hspace=0.6)
+    height = 0.9 + 0.32 * sum(sizes) + (0.6 * len(names) if rows else 0.0)
+    figure_kwargs.setdefault("figsize", (8.0, max(2.5, height)))
+    pc = azp.plot_forest(
+        _layout(point, columns), combined=True, sample_dims=list(_SAMPLE_DIMS), labels=[],
+        stats={"twig": twig, "point_estimate": point},
+        visuals={"trunk": False, "ticklabels": False, "remove_axis": False},
+        figure_kwargs=figure_kwargs, **kwargs)
+    # room for the tick labels and x labels added below (arviz-plots lays out for its own)
+    pc.viz["figure"].item().set_layout_engine("constrained")
+    y = pc.get_aes_as_dataset("y")
+    for name in names:
+        centre = y[name].mean("model") if "model" in y[name].dims else y[name]
+        template = point[name].isel(model=0, drop=True) if "model" in point[name].dims \
+            else point[name]
+        labels = term_labels(name, template)
+        ticks = centre.transpose(*template.dims).to_numpy().ravel()
+        shown = [lbl[len(name) + 1:-1] if lbl.startswith(f"{name}[") else lbl for lbl in labels]
+        row = name if rows else None
+        # the y axis is shared along the row, and matplotlib shows shared tick labels on the
+        # first axes only: the collapsed labels column carries them
+        side = pc.get_target(row, {"column": "labels"})
+        side.set_yticks(ticks, labels=shown)
+        side.tick_params(axis="y", length=0)
+        side.xaxis.set_visible(False)
+        side.spines[:].set_visible(False)
+        side.set_ylim(ticks.min() - 0.6, ticks.max() + 0.6)
+        main = pc.get_target(row, {"column": "forest"})
+        main.spines[["top", "right"]].set_visible(False)
+        main.set_xlabel(name if rows else ", ".join(names))
+    return pc
+
+
+def _sort_terms(point: xr.Dataset, twig: xr.Dataset, by: str | None
+                ) -> tuple[xr.Dataset, xr.Dataset]:
+    """Each one-dimensional variable's terms ordered by the estimate of fit ``by`` (default:
+    the first fit), largest at the top; terms without an estimate last."""
+    models = [str(m) for m in point["model"].values]
+    by = models[0] if by is None else by
+    order: dict[str, Any] = {}
+    for name, da in point.data_vars.items():
+        dims = [d for d in da.dims if d != "model"]
+        if len(dims) != 1 or dims[0] in order:
+            continue
+        values = da.sel(model=by).to_numpy()
+        key = np.where(np.isnan(values), np.inf, -values)
+        order[dims[0]] = da[dims[0]].values[np.argsort(key, kind="stable")]
+    return point.reindex(order), twig.reindex(order)
 
 
 def _truth_arrays(truth: Truth, point: xr.Dataset) -> xr.Dataset:
@@ -151,6 +214,12 @@ def _mark_truth(pc: PlotCollection, truth: xr.Dataset) -> None:
                ignore_aes={"color", "y", "alpha"}, y=centre, color="black", marker="x")
 
 
+def _legend(pc: PlotCollection, fits: Mapping[str, Any]) -> None:
+    """A legend of the fits, when there is more than one to tell apart."""
+    if len(fits) > 1:
+        pc.add_legend("model", title="fit")
+
+
 def _title(pc: PlotCollection, text: str) -> None:
     figure = pc.viz["figure"].item()
     figure.suptitle(text, fontsize="medium")
@@ -162,9 +231,13 @@ def forest(
     prob: float | None = None,
     ci_prob: float | None = None,
     var_names: Sequence[str] | None = None,
+    sort_by: str | None = None,
     **named: xr.DataTree | Estimate,
 ) -> PlotCollection:
     """Intervals of several fits side by side, one colour per fit, truth marked when known.
+
+    Each variable has its own axes (its own x scale, its name as the x label), its terms
+    sorted by the estimate of the ``sort_by`` fit (default: the first), largest at the top.
 
     Parameters
     ----------
@@ -178,6 +251,9 @@ def forest(
         scale). A MAP mode is drawn as a point.
     var_names : sequence of str, optional
         Variables to draw (default: every variable of any fit).
+    sort_by : str, optional
+        The fit whose estimates order the terms (a name of :func:`bayescal.compare`'s
+        columns: ``mle``, ``map``, ``nuts``, or a keyword name).
     **named : DataTree or Estimate
         Fits under names of your choice.
 
@@ -191,12 +267,12 @@ def forest(
     prob = resolve_prob(prob, ci_prob)
     fits = named_results(results, named)
     names = list(var_names) if var_names is not None else _default_names(fits, prob)
-    point, twig = _forest_stats(fits, names, prob)
+    point, twig = _sort_terms(*_forest_stats(fits, names, prob), sort_by)
     pc = _plot_forest(point, twig)
     true = _truth_arrays(truth, point)
     if true.data_vars:
         _mark_truth(pc, true)
-    pc.add_legend("model", title="fit")
+    _legend(pc, fits)
     _title(pc, f"{prob:.0%} intervals (posterior equal-tailed, Wald for estimates)"
            + ("; × = truth" if true.data_vars else ""))
     return pc
@@ -227,6 +303,8 @@ def discriminations(
         pc.map(vline, "reference", data=xr.Dataset({"discrimination": 1.0}),
                coords={"column": "forest"}, ignore_aes=pc.aes_set, color="grey",
                linestyle="dashed")
+        pc.get_target(None, {"column": "forest"}).set_xlabel(
+            "discrimination $\\gamma_k$ (geometric mean 1; dashed line: the average judge)")
     return pc
 
 
@@ -253,9 +331,13 @@ def leaderboard(
     sort_by: str | None = None,
     truth: Truth = None,
     random_seed: int | None = 0,
+    scale: str = "logit",
     **named: xr.DataTree | Estimate,
 ) -> PlotCollection:
     """Items best first: ability intervals, and in a second panel the rank intervals.
+
+    ``scale="elo"`` draws the abilities on the Elo display scale of
+    :func:`bayescal.elo_scale` (1000 + 400/ln 10 per logit, as the table's ``scale``).
 
     The rows follow :func:`bayescal.leaderboard` (the ``sort_by`` fit's estimate, best at the
     top). Rank intervals come from :func:`bayescal.ranks`: posterior draws for NUTS, draws of
@@ -272,7 +354,7 @@ def leaderboard(
 
     fits = named_results(results, named)
     table = leaderboard_table(prob=prob, parameter=parameter, judge=judge, sort_by=sort_by,
-                              random_seed=random_seed, **fits)
+                              random_seed=random_seed, scale=scale, **fits)
     items = list(table["item"])
     models = list(fits)
 
@@ -300,14 +382,23 @@ def leaderboard(
         true = _truth_arrays(truth, point)
         if true.data_vars:
             _mark_truth(pc, true)
-    pc.add_legend("model", title="fit")
+    _legend(pc, fits)
     rank_axis = pc.get_target(None, {"column": "rank"})
     rank_axis.set_xlabel("rank (1 = best)")
     rank_axis.set_xlim(len(items) + 0.5, 0.5)
-    rank_axis.xaxis.get_major_locator().set_params(integer=True)
-    pc.get_target(None, {"column": "forest"}).set_xlabel(parameter)
+    rank_axis.set_xticks(_rank_ticks(len(items)))
+    rank_axis.spines[["top", "right"]].set_visible(False)
+    unit = (" (Elo scale: 1000 + 400/ln 10 per logit)" if scale == "elo" else "")
+    pc.get_target(None, {"column": "forest"}).set_xlabel(f"{parameter}{unit}")
     _title(pc, f"Leaderboard: {prob:.0%} intervals of {parameter} and of the rank")
     return pc
+
+
+def _rank_ticks(n: int) -> list[int]:
+    """Integer rank ticks that always include 1 (the best) and n (the last)."""
+    step = max(1, int(np.ceil(n / 8)))
+    ticks = list(range(1, n + 1, step))
+    return ticks if ticks[-1] == n else [*ticks, n]
 
 
 def win_probability_heatmap(
@@ -508,13 +599,11 @@ def judge_loadings(
                 ax.plot([lower[k], upper[k]], [uu[k], uu[k]], color="C0", lw=1, alpha=0.6)
             else:
                 ax.plot([g[k], g[k]], [lower[k], upper[k]], color="C0", lw=1, alpha=0.6)
-    for name, x, y in zip(judges, g, uu, strict=True):
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), color="C0")
+    texts = [ax.text(x, y, name, color="C0") for name, x, y in zip(judges, g, uu, strict=True)]
     for name, x, y in zip(items, c * m, c * vv, strict=True):
         ax.arrow(0.0, 0.0, x, y, color="C1", width=0.0, head_width=0.02 * c * np.max(np.abs(m)),
                  length_includes_head=True, alpha=0.8)
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(3, -10), color="C1",
-                    fontsize="small")
+        texts.append(ax.text(x, y, name, color="C1", fontsize="small"))
     ax.plot([], [], color="C1", label=f"item i: arrow to {c:.2g}·$(\\mu_i, V_{{iq}})$")
     ax.axhline(0.0, color="grey", lw=0.5)
     ax.axvline(0.0, color="grey", lw=0.5)
@@ -524,6 +613,12 @@ def judge_loadings(
     ax.set_title(f"Judge loadings ({method}; lines: {prob:.0%} intervals where reported)",
                  fontsize="medium")
     ax.legend(fontsize="small", loc="best")
+    # judges and items often sit close together (similar judges, items of similar ability):
+    # adjustText moves the labels apart, with a thin line to a label that had to move far
+    from adjustText import adjust_text
+
+    adjust_text(texts, ax=ax, expand=(1.2, 1.4),
+                arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5})
     return fig
 
 

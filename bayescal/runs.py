@@ -283,23 +283,23 @@ class RunWriter:
 
 # ---------------------------------------------------------------------------- figures
 def _forest(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-            truth: Any) -> Any:
+            truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
-    return plots.forest(prob=prob, truth=truth, **fits)
+    return plots.forest(prob=prob, truth=truth, sort_by=sort_by, **fits)
 
 
 def _leaderboard(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-                 truth: Any) -> Any:
+                 truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
-    return plots.leaderboard(prob=prob, truth=truth, sort_by=sort_by,
+    return plots.leaderboard(prob=prob, truth=truth, sort_by=sort_by, scale=scale,
                              parameter=entry.score if entry and entry.score else "ability",
                              **fits)
 
 
 def _win_probabilities(fits: Mapping[str, Any], entry: Entry | None, prob: float,
-                       sort_by: str, truth: Any) -> Any:
+                       sort_by: str, truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
     return plots.win_probability_heatmap(
@@ -307,28 +307,28 @@ def _win_probabilities(fits: Mapping[str, Any], entry: Entry | None, prob: float
 
 
 def _discriminations(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-                     truth: Any) -> Any:
+                     truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
     return plots.discriminations(prob=prob, truth=truth, **fits)
 
 
 def _order_effects(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-                   truth: Any) -> Any:
+                   truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
     return plots.order_effects(prob=prob, truth=truth, **fits)
 
 
 def _judge_loadings(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-                    truth: Any) -> Any:
+                    truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
     return plots.judge_loadings(fits[sort_by], prob=prob)
 
 
 def _calibration_map(fits: Mapping[str, Any], entry: Entry | None, prob: float, sort_by: str,
-                     truth: Any) -> Any:
+                     truth: Any, scale: str = "logit") -> Any:
     from bayescal import plots
 
     return plots.calibration_map(prob=prob, **fits)
@@ -380,7 +380,7 @@ def _variables(fit: Any) -> set[str]:
 
 def draw_figures(writer: RunWriter, names: Sequence[str], fits: Mapping[str, Any], *,
                  entry: Entry | None, prob: float, sort_by: str, labels: Iterable[str],
-                 truth: Any = None) -> list[str]:
+                 truth: Any = None, scale: str = "logit") -> list[str]:
     """Draw the figures ``names`` (keys of :data:`FIGURES`) of ``fits`` into the run.
 
     A figure that cannot be drawn is reported by a warning (the run keeps its tables and
@@ -404,7 +404,7 @@ def draw_figures(writer: RunWriter, names: Sequence[str], fits: Mapping[str, Any
         if needed is not None and needed not in have:
             continue
         try:
-            figure = _figure_of(draw(fits, entry, prob, sort_by, truth))
+            figure = _figure_of(draw(fits, entry, prob, sort_by, truth, scale))
             literal_labels(figure, labels)
             path = writer.path(file, f"figure: {name.replace('_', ' ')}")
             assert path is not None

@@ -207,7 +207,24 @@ def test_judge_loadings_places_each_judge_at_its_loadings_and_one_arrow_per_item
         table[[f"consensus_loading[{k}]" for k in judges]],
         table[[f"disagreement_loading[{k}, 1]" for k in judges]]])
     np.testing.assert_allclose(ax.collections[0].get_offsets(), expected)
-    assert len(ax.patches) == 6  # one arrow per item
+    from matplotlib.patches import FancyArrow
+
+    assert sum(isinstance(p, FancyArrow) for p in ax.patches) == 6  # one arrow per item
+    plt.close(fig)
+
+
+def test_judge_loadings_labels_do_not_overlap(low_rank):
+    """Catches labels of nearby judges or items drawn on top of each other (the review's
+    unreadable biplot): no two label boxes intersect once the figure is drawn."""
+    fig = plots.judge_loadings(low_rank["fits"][0])
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+    assert len(boxes) == 4 + 6  # every judge and item labelled
+    overlaps = [(i, j) for i in range(len(boxes)) for j in range(i)
+                if boxes[i].overlaps(boxes[j])]
+    assert not overlaps, [(ax.texts[i].get_text(), ax.texts[j].get_text()) for i, j in overlaps]
     plt.close(fig)
 
 
@@ -241,3 +258,74 @@ def test_calibration_map_one_line_per_map_a_band_only_where_an_interval_exists(s
     assert band[:, 1].min() == pytest.approx(mle.loc[rows, "lower"].min())
     assert band[:, 1].max() == pytest.approx(mle.loc[rows, "upper"].max())
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- figures a reader can read
+def _tick_labels(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_yticklabels()]
+
+
+def _texts(pc) -> list[str]:
+    from matplotlib.text import Text
+
+    return [t.get_text() for t in pc.viz["figure"].item().findobj(Text) if t.get_text()]
+
+
+def test_forest_sorts_terms_by_estimate_on_separate_labelled_axes(btl):
+    """Catches the review's forest: terms in alphabetical order, abilities (logits) and
+    discriminations (ratios) on one shared x axis, arviz-plots' "variable / item" footer and
+    a legend for a single fit."""
+    mle = btl["fits"][0]
+    pc = plots.forest(mle, var_names=["ability", "discrimination"])
+    table = mle.summary()
+    for name, dim in (("ability", "item"), ("discrimination", "judge")):
+        side = pc.get_target(name, {"column": "labels"})
+        main = pc.get_target(name, {"column": "forest"})
+        labels = _tick_labels(side)
+        estimates = [table.loc[f"{name}[{lbl}]", "estimate"] for lbl in labels]
+        # the first tick is the lowest on the axes: estimates increase upwards
+        ticks = side.get_yticks()
+        order = np.argsort(-ticks)
+        assert list(np.asarray(estimates)[order]) == sorted(estimates, reverse=True), name
+        assert main.get_xlabel() == name
+    first = pc.get_target("ability", {"column": "forest"})
+    second = pc.get_target("discrimination", {"column": "forest"})
+    assert first is not second and first.get_xlim() != second.get_xlim()
+    texts = _texts(pc)
+    assert not {"variable", "item", "judge"} & set(texts)
+    assert pc.viz["figure"].item().legends == []
+    plt.close("all")
+    several = plots.forest(*btl["fits"], var_names=["ability"])
+    assert len(several.viz["figure"].item().legends) == 1  # three fits to tell apart
+    plt.close("all")
+
+
+def test_leaderboard_figure_has_rank_1_tick_axis_labels_and_the_elo_scale(btl):
+    """Catches a rank axis without a tick at 1 (the best), unlabelled axes, ArviZ leftovers,
+    and an Elo leaderboard drawn in logits."""
+    mle = btl["fits"][0]
+    pc = plots.leaderboard(mle)
+    rank = pc.get_target(None, {"column": "rank"})
+    assert 1 in [int(t) for t in rank.get_xticks()]
+    assert rank.get_xlabel() == "rank (1 = best)"
+    assert pc.get_target(None, {"column": "forest"}).get_xlabel() == "ability"
+    assert not {"variable", "item"} & set(_texts(pc))
+    assert pc.viz["figure"].item().legends == []
+    logit = pc.viz["point_estimate"]["ability"].sel(model="mle")
+    elo = plots.leaderboard(mle, scale="elo")
+    assert "Elo" in elo.get_target(None, {"column": "forest"}).get_xlabel()
+    points = elo.viz["point_estimate"]["ability"].sel(model="mle")
+    x_logit = np.array([a.get_offsets()[0][0] if hasattr(a, "get_offsets") else a.get_xdata()[0]
+                        for a in np.ravel(logit.values)])
+    x_elo = np.array([a.get_offsets()[0][0] if hasattr(a, "get_offsets") else a.get_xdata()[0]
+                      for a in np.ravel(points.values)])
+    np.testing.assert_allclose(x_elo, 1000 + 400 / np.log(10) * x_logit, rtol=1e-9)
+    plt.close("all")
+
+
+def test_discriminations_axis_says_what_the_dashed_line_is(btl):
+    """Catches the unexplained dashed line and the missing axis label."""
+    pc = plots.discriminations(btl["fits"][0])
+    label = pc.get_target(None, {"column": "forest"}).get_xlabel()
+    assert "discrimination" in label and "dashed line" in label
+    plt.close("all")
