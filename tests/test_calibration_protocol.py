@@ -156,3 +156,40 @@ def test_default_methods_cover_table3() -> None:
     without = pr.default_methods(False)
     assert set(methods) - set(without) == {"sqm_predictive", "sqm_predictive_upper",
                                           "contrastive_rollout"}
+
+
+def test_a_distributional_output_is_scored_as_a_distribution() -> None:
+    """Catches W1 of predictive SQM computed on its weighted-mean output (non-integer points
+    against integer human scores: above zero even for a perfect distribution), a mixture
+    built without the weights, or a CDF on the wrong support."""
+    from bayescal.calibration.metrics import wasserstein, wasserstein_distribution
+
+    rng = np.random.default_rng(3)
+    human = rng.integers(1, 6, 400)
+    counts = np.bincount(human - 1, minlength=5) / len(human)
+    perfect = np.tile(counts, (len(human), 1))  # every item predicts the humans' own histogram
+    assert wasserstein_distribution(perfect, human, (1, 5)) == pytest.approx(0.0, abs=1e-12)
+    assert wasserstein(perfect @ np.arange(1, 6), human) > 0.9  # the mean-output score
+    dist = rng.dirichlet(np.ones(5), size=len(human))
+    by_hand = np.abs(np.cumsum(dist.mean(axis=0)) - np.cumsum(counts)).sum()
+    assert wasserstein_distribution(dist, human, (1, 5)) == pytest.approx(by_hand, rel=1e-12)
+    with pytest.raises(ValueError, match="one column per level"):
+        wasserstein_distribution(dist[:, :4], human, (1, 5))
+
+
+def test_protocol_reports_the_distributional_w1_beside_the_point_one() -> None:
+    """Point methods: w1_distribution is w1; predictive SQM: its image distribution."""
+    rng = np.random.default_rng(5)
+    n = 120
+    judge = rng.integers(1, 6, n)
+    dist = rng.dirichlet(np.ones(5) * 0.5, size=n)
+    dist[np.arange(n), judge - 1] += 2.0
+    dist /= dist.sum(axis=1, keepdims=True)
+    human = np.clip(judge - 1 + rng.integers(0, 2, n), 1, 5)
+    ratings = Ratings.from_arrays(judge, human, scale=(1, 5), judge_dist=dist)
+    cur = pr.run(ratings, {"sqm": cal.SQM, "sqm_predictive": cal.PredictiveSQM},
+                 seeds=(0,)).curve
+    point = cur[cur["method"] == "sqm"]
+    np.testing.assert_allclose(point["w1_distribution"], point["w1"])
+    pred = cur[cur["method"] == "sqm_predictive"]
+    assert (pred["w1_distribution"] != pred["w1"]).any()

@@ -25,7 +25,13 @@ from scipy.stats import wilcoxon
 
 from bayescal.calibration import baselines as bl
 from bayescal.calibration.base import Calibrator, from_dict
-from bayescal.calibration.metrics import exact_match, mae, round_scores, wasserstein
+from bayescal.calibration.metrics import (
+    exact_match,
+    mae,
+    round_scores,
+    wasserstein,
+    wasserstein_distribution,
+)
 from bayescal.calibration.sqm import SQM, PredictiveSQM
 from bayescal.data import DataError, Ratings
 
@@ -78,7 +84,10 @@ class ProtocolResult:
     curve : DataFrame
         One row per (group, seed, method, checkpoint): ``n_anchors``, ``fraction`` of the pool,
         held-out ``mae``, ``w1``, ``exact`` (rounded outputs for exact match, card, convention
-        1), the same MAE and W1 on rounded outputs (``mae_rounded``, ``w1_rounded``) and the
+        1), the same MAE and W1 on rounded outputs (``mae_rounded``, ``w1_rounded``),
+        ``w1_distribution`` (a distributional output, predictive SQM's, scored as the
+        distribution it predicts, :func:`~bayescal.calibration.metrics.wasserstein_distribution`;
+        equal to ``w1`` for point outputs: the W1 to compare across methods) and the
         prequential ``cumulative_mae`` (a biased contrast; streaming and batch modes only).
     stream_loss : DataFrame
         Per (group, seed, method) of streaming/batch mode, each anchor's prequential loss
@@ -183,12 +192,20 @@ def _inputs(method: Calibrator, part: Ratings, idx: NDArray[np.int64]) -> NDArra
     return part.judge[idx]
 
 
-def _metrics(pred: NDArray[np.float64], human: NDArray[np.float64], scale: tuple[int, int]
+def _metrics(model: Calibrator, x: NDArray[np.float64], human: NDArray[np.float64],
+             scale: tuple[int, int], pred: NDArray[np.float64] | None = None
              ) -> dict[str, float]:
+    pred = model.predict(x) if pred is None else pred
     rounded = round_scores(pred, scale)
-    return {"mae": mae(pred, human), "w1": wasserstein(pred, human),
+    w1 = wasserstein(pred, human)
+    # a distributional output is scored as the distribution it predicts; a point output's
+    # distribution is that of its points
+    dist = getattr(model, "predict_distribution", None)
+    return {"mae": mae(pred, human), "w1": w1,
             "exact": exact_match(pred, human, scale), "mae_rounded": mae(rounded, human),
-            "w1_rounded": wasserstein(rounded, human)}
+            "w1_rounded": wasserstein(rounded, human),
+            "w1_distribution": w1 if dist is None else wasserstein_distribution(
+                dist(x), human, scale)}
 
 
 def _run_one(name: str, factory: Factory, part: Ratings, pool: NDArray[np.int64],
@@ -203,7 +220,7 @@ def _run_one(name: str, factory: Factory, part: Ratings, pool: NDArray[np.int64]
             n = max(1, int(np.ceil(f * len(pool))))
             model.fit(x_pool[:n], h_pool[:n])
             rows.append({"mode": model.mode, "n_anchors": n, "fraction": n / len(pool),
-                         **_metrics(model.predict(x_test), h_test, part.scale)})
+                         **_metrics(model, x_test, h_test, part.scale)})
         return pd.DataFrame(rows), None, []
     checks = set(_checkpoints(len(pool)).tolist())
     monitors = {r: STOPPING_RULES[r]() for r in rules} if name != "raw" else {}
@@ -223,7 +240,8 @@ def _run_one(name: str, factory: Factory, part: Ratings, pool: NDArray[np.int64]
                     stops[r] = n
             if n in checks:
                 rows.append({"mode": model.mode, "n_anchors": n, "fraction": n / len(pool),
-                             **_metrics(model._predict(x_test), h_test, part.scale),
+                             **_metrics(model, x_test, h_test, part.scale,
+                                        model._predict(x_test)),
                              "cumulative_mae": float(loss[:n].mean())})
     out = [{"rule": r, "stop": stops.get(r, len(pool)), "fired": r in stops} for r in monitors]
     return pd.DataFrame(rows), loss, out
