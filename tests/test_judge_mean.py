@@ -167,7 +167,7 @@ def test_plug_in_variances_converge_to_the_theory():
 
 def test_eif_test_set_convention_costs_variance_when_gamma1_is_small():
     """The R package's EIF averages μ̂(Ŷ) over the test set only; its √N-variance exceeds the
-    efficiency bound by p(1-p)(μ1-μ0)²/γ1 (derived in judge_mean.theory.v_eif). Negligible at
+    efficiency bound by p(1-p)(μ1-μ0)²/γ1 (derived in jm.theory.v_eif). Negligible at
     the paper's γ1 >= 9 with weak judges, large at γ1 = 1 with a strong judge (0.48 vs 0.29).
     Monte Carlo: 1000 replicates; the relative sd of a variance estimate is ~sqrt(2/1000) = 4.5%,
     so a 15% tolerance is > 3 sd."""
@@ -477,7 +477,7 @@ def test_estimate_table_schema():
     sub = jm.estimate(lab, 0.9, methods=["ppi", "naive"])
     assert list(sub.index) == ["ppi", "naive"]
     with pytest.raises(ValueError, match="unknown method"):
-        jm.estimate(lab, 0.9, methods=["bayes"])
+        jm.estimate(lab, 0.9, methods=["bootstrap"])
 
 
 @pytest.mark.parametrize(("value", "word"), [(0.0, "positive"), (1.0, "negative")])
@@ -502,7 +502,10 @@ def test_one_human_class_only(value, word):
     assert table.loc["ppi_plus_plus", "estimate"] == value
     assert "standard error is 0" in table.loc["ppi_plus_plus", "note"]
     # only the plain-Wald note where θ̂ leaves (0, 1)
-    assert table.loc["ppi", "note"] in ("", jm_estimators._PLAIN_WALD_NOTE)
+    # (and the rare-outcome note: a calibration set with one human class is its extreme)
+    parts = [p for p in table.loc["ppi", "note"].split("; ") if p]
+    assert all(p == jm_estimators._PLAIN_WALD_NOTE or p.startswith("small calibration set")
+               for p in parts), parts
     _assert_naive_row(table)
 
 
@@ -1060,3 +1063,77 @@ def test_spline_eif_does_not_extrapolate_heavy_tailed_scores():
         assert (outside > 0) == ("no extrapolation" in est.info.get("interval_note", ""))
     assert covered >= binom.ppf(0.001, 200, 0.95), covered
     assert -0.2 < min(estimates) and max(estimates) < 1.2
+
+
+# ---------------------------------------------------------------- small samples, rare outcome
+def _rare_counts(theta: float, q: float, m: int, n: int, reps: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    m1 = rng.binomial(m, theta, reps)
+    n11 = rng.binomial(m1, q)
+    n00 = rng.binomial(m - m1, q)
+    t1 = rng.binomial(n, theta * q + (1 - theta) * (1 - q), reps)
+    return np.stack([n11, m1 - n11, m - m1 - n00, n00, t1, n - t1], -1)
+
+
+def _labels_from_counts(c) -> Labels:
+    n11, n10, n01, n00, t1, t0 = (int(v) for v in c)
+    y = np.r_[np.ones(n11 + n10), np.zeros(n01 + n00)]
+    yhat = np.r_[np.ones(n11), np.zeros(n10), np.ones(n01), np.zeros(n00)]
+    return Labels.from_arrays(y, yhat, np.r_[np.ones(t1), np.zeros(t0)])
+
+
+def test_posterior_is_the_conjugate_beta_posterior():
+    """Catches a prior or count put in the wrong Beta (μ₁ from the Ŷ=0 cell, π from the test
+    set only): with a huge calibration and test set the posterior mean is the cell-mean EIF,
+    and its moments match the Beta moments combined by hand."""
+    c = _rare_counts(0.3, 0.8, 5000, 20000, 1, 4)[0]
+    lab = _labels_from_counts(c)
+    tree = jm.posterior(lab, draws=200_000, random_seed=1)
+    post = tree["posterior"]
+    n11, n10, n01, n00, t1, t0 = c
+    a, b = n11 + n01 + t1 + 0.5, n10 + n00 + t0 + 0.5
+    assert float(post["judge_rate"].mean()) == pytest.approx(a / (a + b), abs=2e-4)
+    assert float(post["rate_given_judge_1"].mean()) == pytest.approx(
+        (n11 + 0.5) / (n11 + n01 + 1), abs=5e-4)
+    eif = jm.eif(lab)
+    assert float(post["prevalence"].mean()) == pytest.approx(
+        float(eif.params["prevalence"]), abs=2e-3)
+
+
+def test_rare_outcome_posterior_keeps_its_level_where_wald_rows_do_not():
+    """The finding: θ = 0.1, m = 20-30, 95 % PPI/PPI++ Wald intervals cover about 0.83-0.89.
+    The bayes row must cover within the binomial band of 0.95 over 2,000 replicates
+    (± 3 sd = ± 0.0146); the Wald rows are flagged by the rare-class note in at least the
+    replicates with fewer than RARE_CLASS_MIN human positives."""
+    from bayescal.frequentist.judge_mean.estimators import RARE_CLASS_MIN
+
+    reps, theta = 2000, 0.1
+    counts = _rare_counts(theta, 0.6, 20, 1000, reps, 7)
+    rng = np.random.default_rng(3)
+    n11, n10, n01, n00, t1, t0 = counts.T.astype(float)[..., None]
+    pi = rng.beta(n11 + n01 + t1 + 0.5, n10 + n00 + t0 + 0.5, (reps, 4000))
+    mu1 = rng.beta(n11 + 0.5, n01 + 0.5, (reps, 4000))
+    mu0 = rng.beta(n10 + 0.5, n00 + 0.5, (reps, 4000))
+    draws = pi * mu1 + (1 - pi) * mu0
+    lo, hi = np.quantile(draws, [0.025, 0.975], axis=1)
+    cover = np.mean((lo <= theta) & (theta <= hi))
+    band = 3 * np.sqrt(0.95 * 0.05 / reps)
+    assert abs(cover - 0.95) < band, cover
+    ppi = jm.binary_from_counts(counts, methods=["ppi"])["ppi"]
+    wald = np.mean((ppi["lower"] <= theta) & (theta <= ppi["upper"]))
+    assert wald < 0.95 - band  # the design does break the Wald row
+    # the table: one replicate of the design, through the public function
+    table = jm.estimate(_labels_from_counts(counts[0]))
+    assert table.loc["bayes", "interval"] == "eti"
+    row = _row_of(_labels_from_counts(counts[0]), "bayes")
+    assert row["lower"] < row["estimate"] < row["upper"]
+    few = min(counts[0][0] + counts[0][1], counts[0][2] + counts[0][3])
+    assert few < RARE_CLASS_MIN
+    for method in ("ppi", "ppi_plus_plus"):
+        assert "rare outcome" in table.loc[method, "note"]
+    big = jm.estimate(_labels_from_counts(_rare_counts(0.4, 0.8, 200, 1000, 1, 2)[0]))
+    assert not big["note"].str.contains("rare outcome").any()
+
+
+def _row_of(lab: Labels, method: str):
+    return jm.estimate(lab).loc[method]

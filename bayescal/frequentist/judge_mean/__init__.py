@@ -24,6 +24,8 @@ Estimators (the paper's equation numbers):
   :mod:`bayescal.frequentist.misclassification`;
 * :func:`eif` — efficient-influence-function estimator (eqs. 15, 19) with a cell-mean, linear or
   natural-spline regression :math:`\hat\mu(\hat y) \approx E[Y \mid \hat Y = \hat y]`;
+* :func:`posterior` — the exact posterior of θ for one binary judge under Jeffreys priors
+  (the table's ``bayes`` row), which keeps its level with few calibration items of a rare class;
 * :func:`estimate` — all of them in one table; a method undefined on the data reports why.
 
 Intervals (the paper's Sec. 5.2): binary human labels get the logit-transformed Wald interval
@@ -67,6 +69,7 @@ from bayescal.frequentist.judge_mean.estimators import (
     mle,
     naive,
     natural_spline_basis,
+    posterior,
     ppi,
     ppi_plus_plus,
     rogan_gladen,
@@ -89,6 +92,7 @@ __all__ = [
     "mle",
     "naive",
     "natural_spline_basis",
+    "posterior",
     "ppi",
     "ppi_plus_plus",
     "rogan_gladen",
