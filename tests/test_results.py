@@ -425,3 +425,14 @@ def test_ci_prob_reaches_the_remaining_interval_functions():
     est = jd_f.fit(bc.Comparisons.from_frame(frame, humans=["human"]), information="expected")
     assert est.summary(ci_prob=0.8).equals(est.summary(0.8))
     assert not est.summary(ci_prob=0.8).equals(est.summary())
+
+
+def test_ci_prob_reaches_the_vectorised_judge_mean_cores():
+    """``binary_from_counts`` and ``discrete_from_stats`` take ``ci_prob``. Catches: ci_prob
+    refused or ignored (the interval at the default instead of the one asked for)."""
+    from bayescal.frequentist.judge_mean.cores import binary_from_counts
+
+    counts = {"N11": 30, "N10": 5, "N01": 8, "N00": 40, "T1": 300, "T0": 500}
+    a = binary_from_counts(counts, ci_prob=0.8)["ppi"]["lower"]
+    assert a == binary_from_counts(counts, 0.8)["ppi"]["lower"]
+    assert a != binary_from_counts(counts)["ppi"]["lower"]
