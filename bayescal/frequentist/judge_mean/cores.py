@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
 from bayescal.frequentist.judge_mean import theory
-from bayescal.schema import DEFAULT_PROB, check_prob, resolve_prob, wald_interval
+from bayescal.schema import check_prob, resolve_prob, wald_interval
 
 __all__ = [
     "BINARY_METHODS",
