@@ -44,7 +44,6 @@ from bayescal.frequentist.judge_mean.cores import (
 )
 from bayescal.schema import (
     COLUMNS,
-    DEFAULT_PROB,
     check_prob,
     resolve_prob,
     wald_interval,
