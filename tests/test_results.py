@@ -404,3 +404,35 @@ def test_ci_prob_is_prob_under_arviz_name():
         for name in names:
             params = inspect.signature(getattr(mod(module), name)).parameters
             assert "ci_prob" in params and params["prob"].default is None, (module, name)
+
+
+def test_ci_prob_reaches_the_remaining_interval_functions():
+    """``Estimate.summary``, ``pairwise_probabilities`` and ``calibration_table`` take
+    ``ci_prob`` beside ``prob`` with the one default. Catches: one of them still without
+    ``ci_prob`` (a TypeError for ArviZ users) or with a default other than None/0.95."""
+    import inspect
+
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+    from bayescal.frequentist._core import Estimate
+    from bayescal.frequentist.order_effect_btl import pairwise_probabilities
+    from bayescal.models.score_calibration import calibration_table
+
+    for fn in (Estimate.summary, pairwise_probabilities, calibration_table):
+        params = inspect.signature(fn).parameters
+        assert "ci_prob" in params and params["prob"].default is None, fn
+    from pathlib import Path
+    frame = pd.read_csv(Path(__file__).parent / "data" / "verdicts.csv")
+    est = jd_f.fit(bc.Comparisons.from_frame(frame, humans=["human"]), information="expected")
+    assert est.summary(ci_prob=0.8).equals(est.summary(0.8))
+    assert not est.summary(ci_prob=0.8).equals(est.summary())
+
+
+def test_ci_prob_reaches_the_vectorised_judge_mean_cores():
+    """``binary_from_counts`` and ``discrete_from_stats`` take ``ci_prob``. Catches: ci_prob
+    refused or ignored (the interval at the default instead of the one asked for)."""
+    from bayescal.frequentist.judge_mean.cores import binary_from_counts
+
+    counts = {"N11": 30, "N10": 5, "N01": 8, "N00": 40, "T1": 300, "T0": 500}
+    a = binary_from_counts(counts, ci_prob=0.8)["ppi"]["lower"]
+    assert a == binary_from_counts(counts, 0.8)["ppi"]["lower"]
+    assert a != binary_from_counts(counts)["ppi"]["lower"]

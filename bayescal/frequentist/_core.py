@@ -17,7 +17,7 @@ import pandas as pd
 import xarray as xr
 from numpy.typing import NDArray
 
-from bayescal.schema import COLUMNS, INTERVAL_KINDS, term_labels, wald_interval
+from bayescal.schema import COLUMNS, INTERVAL_KINDS, resolve_prob, term_labels, wald_interval
 
 __all__ = ["ConvergenceWarning", "Estimate", "MLEBoundaryError"]
 
@@ -116,14 +116,15 @@ class Estimate:
         """Standard errors by term."""
         return pd.Series(np.sqrt(np.clip(np.diag(self.cov), 0, None)), index=list(self.terms))
 
-    def summary(self, prob: float = 0.95) -> pd.DataFrame:
+    def summary(self, prob: float | None = None, *, ci_prob: float | None = None) -> pd.DataFrame:
         """Tidy interval table (the shared schema of :func:`bayescal.summarize`).
 
         Parameters
         ----------
         prob : float
-            Interval probability.
+            Interval probability (``ci_prob``: the same under ArviZ's name); default 0.95.
         """
+        prob = resolve_prob(prob, ci_prob)
         se = self.se
         frames = []
         for name, da in self.params.data_vars.items():

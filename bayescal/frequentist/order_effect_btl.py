@@ -52,7 +52,7 @@ from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.frequentist.covariance import Information
 from bayescal.identify import require_order, require_order_effect_mle
-from bayescal.schema import check_prob, term_labels, wald_interval
+from bayescal.schema import resolve_prob, term_labels, wald_interval
 
 __all__ = [
     "debiased_probability",
@@ -489,7 +489,8 @@ def order_averaged_identity(delta: ArrayLike, order_effect: ArrayLike) -> NDArra
     return 0.5 + 0.5 * u * (1 - t**2) / (1 - u**2 * t**2)
 
 
-def pairwise_probabilities(estimate: Estimate, prob: float = 0.95) -> pd.DataFrame:
+def pairwise_probabilities(estimate: Estimate, prob: float | None = None, *,
+                           ci_prob: float | None = None) -> pd.DataFrame:
     r"""Debiased, order-averaged and order-specific probabilities for every judge and pair.
 
     Intervals by the delta method on the logit scale (``wald-logit``) from the estimate's
@@ -502,7 +503,7 @@ def pairwise_probabilities(estimate: Estimate, prob: float = 0.95) -> pd.DataFra
         (:math:`s_{ki} - s_{kj}`), ``p_debiased`` with ``p_debiased_lower/upper``,
         ``p_averaged`` with ``p_averaged_lower/upper``, ``p_i_first``, ``p_i_second``.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
     s = estimate.params["ability"]
     judges = [str(j) for j in s.coords["judge"].values]
     items = [str(i) for i in s.coords["item"].values]

@@ -39,7 +39,7 @@ import xarray as xr
 
 from bayescal.data import Ratings
 from bayescal.priors import check_prior_sd
-from bayescal.schema import DEFAULT_PROB, check_prob
+from bayescal.schema import resolve_prob
 
 __all__ = ["Priors", "build", "calibration_table"]
 
@@ -143,7 +143,8 @@ def build(data: Ratings, *, priors: Priors | None = None) -> pm.Model:
     return model
 
 
-def calibration_table(result: xr.DataTree, prob: float = DEFAULT_PROB) -> pd.DataFrame:
+def calibration_table(result: xr.DataTree, prob: float | None = None, *,
+                      ci_prob: float | None = None) -> pd.DataFrame:
     """Per judge level: the posterior predictive calibrated distribution and the calibrated mean.
 
     Columns ``P(H=v)`` for every scale point (posterior mean of ``calibrated_probability``, i.e.
@@ -151,7 +152,7 @@ def calibration_table(result: xr.DataTree, prob: float = DEFAULT_PROB) -> pd.Dat
     (posterior mean of ``calibrated_mean``) and its equal-tailed ``lower`` / ``upper`` interval
     at ``prob``.
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
     post = result["posterior"]
     p = post["calibrated_probability"].mean(("chain", "draw"))
     m = post["calibrated_mean"]

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
 from bayescal.frequentist.judge_mean import theory
-from bayescal.schema import DEFAULT_PROB, check_prob, wald_interval
+from bayescal.schema import check_prob, resolve_prob, wald_interval
 
 __all__ = [
     "BINARY_METHODS",
@@ -490,9 +490,10 @@ def _chosen(
 
 def binary_from_counts(
     counts: Mapping[str, ArrayLike] | ArrayLike,
-    prob: float = DEFAULT_PROB,
+    prob: float | None = None,
     *,
     methods: Iterable[str] | None = None,
+    ci_prob: float | None = None,
 ) -> dict[str, dict[str, Array]]:
     r"""Every binary estimator on many data sets at once, from their six counts.
 
@@ -522,6 +523,7 @@ def binary_from_counts(
         is outside [0, 1], as :func:`_interval_kind`) — NaN where undefined — and
         ``reason`` (int8 :class:`Reason` codes; 0 = defined).
     """
+    prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
     chosen = _chosen(methods, BINARY_METHODS, prob)
     s = LevelStats.from_counts(counts)
     mo = _moments(s)
@@ -551,9 +553,10 @@ def binary_from_counts(
 
 def discrete_from_stats(
     stats: LevelStats,
-    prob: float = DEFAULT_PROB,
+    prob: float | None = None,
     *,
     interval: Literal["wald", "wald-logit"] = "wald",
+    ci_prob: float | None = None,
 ) -> dict[str, dict[str, Array]]:
     r"""Naive, PPI, PPI++ and EIF (cells, linear) on many data sets with a discrete judge.
 
@@ -571,7 +574,7 @@ def discrete_from_stats(
     dict
         As :func:`binary_from_counts`, with ``interval``-kind intervals (plain Wald by default).
     """
-    check_prob(prob)
+    prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
     mo = _moments(stats)
     out: dict[str, dict[str, Array]] = {"naive": _pack(_naive_core(stats, False), prob, interval),
                                         "ppi": _pack(_ppi_core(mo, 1.0, 1), prob, interval)}

@@ -44,7 +44,6 @@ from bayescal.frequentist.judge_mean.cores import (
 )
 from bayescal.schema import (
     COLUMNS,
-    DEFAULT_PROB,
     check_prob,
     resolve_prob,
     wald_interval,
@@ -227,7 +226,7 @@ def naive(data: Labels, judge: str | None = None) -> Estimate:
 # ----------------------------------------------------------------------------- Rogan–Gladen
 def rogan_gladen(
     data: Labels, judge: str | None = None, *, smoothed: bool = False,
-    prob: float = DEFAULT_PROB
+    prob: float | None = None, ci_prob: float | None = None
 ) -> Estimate:
     r"""Rogan–Gladen misclassification correction (Chen et al. 2026, eq. 6, Prop. 1).
 
@@ -282,7 +281,7 @@ def rogan_gladen(
     lab.require_binary()
     z = float("nan")
     if smoothed:
-        check_prob(prob)
+        prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
         z = z_value(prob)
     stats = _stats(lab)
     core = _rogan_gladen_core(stats, smoothed, z)
