@@ -258,7 +258,7 @@ def gradient(
     dict
         ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only).
     """
-    s, alpha, c, _ = _unpack(params, data, discrimination)
+    s, alpha, c, weighted = _unpack(params, data, discrimination)
     _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
     out = {"ability": grad[: c.n_items]}
     if weighted:
