@@ -102,3 +102,26 @@ def test_half_default_unchanged():
     s, gamma, _ = _random_point(np.random.default_rng(3), data)
     params = {"ability": s, "discrimination": gamma}
     assert twin.loglik(params, data) == twin.loglik(params, data, ties="half")
+
+
+def test_flat_map_equals_direct_mle():
+    """Catches a PyMC Davidson model whose flat-prior MAP is not the Davidson MLE (a prior left
+    on log ν under Priors.flat(), a transform of log_tie that shifts the mode); the MLE is found
+    by scipy on the independent formula, so the twin's code is not used."""
+    from scipy.optimize import minimize
+
+    from bayescal.fitting import fit
+
+    data = _davidson_data(400, 3)
+
+    def nll(x):
+        s = np.append(x[:3], -x[:3].sum())
+        lg = np.array([x[3], -x[3]])
+        return -_direct(data, s, np.exp(lg), np.exp(x[4:6]))
+
+    mle = minimize(nll, np.zeros(6), method="BFGS").x
+    res = fit(jd.build(data, priors=jd.Priors.flat(), ties="davidson"), "map")
+    post = res["posterior"]
+    np.testing.assert_allclose(post["ability"].values.ravel(), np.append(mle[:3], -mle[:3].sum()),
+                               atol=2e-4)
+    np.testing.assert_allclose(post["log_tie"].values.ravel(), mle[4:6], atol=2e-4)
