@@ -144,7 +144,8 @@ def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
 
 
 def loglik(
-    params: Mapping[str, ArrayLike], data: Comparisons, *, discrimination: bool = True
+    params: Mapping[str, ArrayLike], data: Comparisons, *, discrimination: bool = True,
+    ties: str = "half",
 ) -> float:
     """Log-likelihood (kernel) of the judge-discrimination BTL at ``params``.
 
@@ -157,6 +158,9 @@ def loglik(
     discrimination : bool
         The judge-aware model (γ from ``params``; with a single judge γ may be omitted and is
         then 1). False: the unweighted BTL, every γ_k = 1 (``params`` must not give γ).
+    ties : {"half", "davidson"}
+        ``"half"``: a tie is half a win each way. ``"davidson"``: Davidson's (1970) trinomial
+        log-likelihood, with ``params["tie"]`` (ν, one per judge, in both variants).
 
     Returns
     -------
@@ -166,7 +170,24 @@ def loglik(
         log-likelihoods (no binomial coefficient), so cells and rows give the same value.
     """
     s, alpha, c, _ = _unpack(params, data, discrimination)
-    return _kernel(_predictor(s, alpha, c)[1], c)
+    eta = _predictor(s, alpha, c)[1]
+    if ties == "half":
+        return _kernel(eta, c)
+    if ties != "davidson":
+        raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
+    nu = np.asarray(params["tie"], dtype=np.float64)
+    if nu.shape != (data.n_judges,) or not np.all(nu > 0):
+        raise ValueError(f"tie must be {data.n_judges} positive values (one per judge); "
+                         f"got {nu!r}")
+    # ν is per judge in both variants, so the cells stay per judge
+    c = _cells(data, True)
+    eta = _predictor(s, alpha, c)[1]
+    wins, tied, losses = data.collapse(order=True).outcome_counts()
+    log_nu = np.log(nu)[c.k]
+    # Davidson (1970): P(win, tie, loss) ∝ (e^{η/2}, ν, e^{-η/2}), divided by √(π_i π_j)
+    log_d = np.logaddexp(np.logaddexp(eta / 2, -eta / 2), log_nu)
+    return float(np.sum((wins - losses) * eta / 2 + tied * log_nu
+                        - (wins + tied + losses) * log_d))
 
 
 def _derivatives(

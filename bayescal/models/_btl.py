@@ -16,6 +16,14 @@ one softplus per cell instead of two, in the log density and in its gradient
 quasi-likelihood; predictive draws are tie-free binomial counts, since the models have no tie
 mechanism.
 
+With ``ties="davidson"`` the models use instead the Davidson (1970) trinomial kernel
+(:func:`davidson_logp`): with :math:`w, t, l` the wins, ties and losses of item i and a tie
+parameter :math:`\nu > 0`,
+:math:`P(\text{win}) = e^{\eta/2}/D`, :math:`P(\text{tie}) = \nu/D`,
+:math:`P(\text{loss}) = e^{-\eta/2}/D`, :math:`D = e^{\eta/2} + e^{-\eta/2} + \nu`,
+which is Davidson's :math:`\pi_i/(\pi_i + \pi_j + \nu\sqrt{\pi_i\pi_j})` divided through
+by :math:`\sqrt{\pi_i\pi_j}` with :math:`\eta = \log\pi_i - \log\pi_j`.
+
 Used by :mod:`~bayescal.models.judge_discrimination_btl` (Xu, Tan, Wu, Zhou 2026,
 arXiv:2601.21817), :mod:`~bayescal.models.order_effect_btl` and the DIAL models (2026).
 Models import the kernel from here, never from one another or from a frequentist twin.
@@ -28,7 +36,7 @@ import pytensor.tensor as pt
 from numpy.typing import NDArray
 from scipy.special import expit
 
-__all__ = ["draw_wins", "kernel_logp"]
+__all__ = ["davidson_logp", "draw_wins", "kernel_logp"]
 
 
 def kernel_logp(
@@ -58,3 +66,29 @@ def draw_wins(
     rng = rng if rng is not None else np.random.default_rng()
     p = expit(np.asarray(eta, dtype=np.float64))
     return rng.binomial(np.asarray(count).astype(np.int64), p, size=size).astype(np.float64)
+
+
+def davidson_logp(
+    wins: pt.TensorVariable,
+    ties: pt.TensorVariable,
+    losses: pt.TensorVariable,
+    eta: pt.TensorVariable,
+    log_nu: pt.TensorVariable,
+) -> pt.TensorVariable:
+    r"""Per-cell Davidson (1970) log density (no multinomial coefficient).
+
+    :math:`(w - l)\eta/2 + t\log\nu - (w + t + l)\log(e^{\eta/2} + e^{-\eta/2} + \nu)`,
+    the sum over the cell's verdicts of their trinomial log-probabilities.
+
+    Parameters
+    ----------
+    wins, ties, losses : tensor
+        Verdicts won, tied and lost by item i per cell (:math:`w, t, l`).
+    eta : tensor
+        Linear predictor per cell, :math:`\eta = \log\pi_i - \log\pi_j`.
+    log_nu : tensor
+        Log tie parameter per cell, :math:`\log\nu`.
+    """
+    half = eta / 2
+    log_d = pt.logsumexp(pt.stack([half, -half, log_nu + pt.zeros_like(half)]), axis=0)
+    return (wins - losses) * half + ties * log_nu - (wins + ties + losses) * log_d

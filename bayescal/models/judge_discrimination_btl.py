@@ -27,8 +27,11 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from numpy.typing import NDArray
+from scipy.special import softmax
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
@@ -37,7 +40,7 @@ from bayescal.identify import (
     discrimination_not_identified,
     warn_if_unidentified,
 )
-from bayescal.models._btl import draw_wins, kernel_logp
+from bayescal.models._btl import davidson_logp, draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["Priors", "build"]
@@ -56,20 +59,26 @@ class Priors:
     discrimination_sd : float or None
         σ of ``log_discrimination ~ ZeroSumNormal(σ)`` (1: discriminations within a factor of
         about 7 of the geometric mean a priori). ``None`` is flat.
+    tie_sd : float or None
+        σ of ``log_tie ~ Normal(0, σ)`` per judge (``ties="davidson"`` only; 1.5: a tie
+        parameter ν within a factor of about 20 of 1 a priori, ν = 1 giving one verdict in
+        three tied between equal items). ``None`` is flat.
     """
 
     ability_sd: float | None = 2.0
     discrimination_sd: float | None = 1.0
+    tie_sd: float | None = 1.5
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
         check_prior_sd("discrimination_sd", self.discrimination_sd)
+        check_prior_sd("tie_sd", self.tie_sd)
 
     @classmethod
     def flat(cls) -> Priors:
-        """Flat priors on both blocks: the MAP is the maximum-likelihood estimate."""
-        return cls(ability_sd=None, discrimination_sd=None)
+        """Flat priors on every block: the MAP is the maximum-likelihood estimate."""
+        return cls(ability_sd=None, discrimination_sd=None, tie_sd=None)
 
 
 def _zero_sum(name: str, sd: float | None, dim: str, size: int) -> pt.TensorVariable:
@@ -101,8 +110,30 @@ def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
     )
 
 
+def _draw_trinomial(
+    eta: NDArray[np.float64], log_nu: NDArray[np.float64], count: NDArray[np.float64],
+    rng: np.random.Generator | None = None, size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """Predictive (wins, ties, losses) per cell under Davidson's model."""
+    rng = rng if rng is not None else np.random.default_rng()
+    eta, log_nu = np.broadcast_arrays(np.asarray(eta, float), np.asarray(log_nu, float))
+    logits = np.stack([eta / 2, log_nu, -eta / 2], axis=-1)
+    p = softmax(logits, axis=-1)
+    n = np.broadcast_to(np.asarray(count).astype(np.int64), p.shape[:-1])
+    return rng.multinomial(n, p, size=size).astype(np.float64)
+
+
+def _davidson_value(
+    value: pt.TensorVariable, eta: pt.TensorVariable, log_nu: pt.TensorVariable,
+    count: pt.TensorVariable,
+) -> pt.TensorVariable:
+    # value holds (wins, ties, losses) in its last axis; count is implied by them
+    return davidson_logp(value[..., 0], value[..., 1], value[..., 2], eta, log_nu)
+
+
 def build(
-    data: Comparisons, *, priors: Priors | None = None, discrimination: bool = True
+    data: Comparisons, *, priors: Priors | None = None, discrimination: bool = True,
+    ties: str = "half",
 ) -> pm.Model:
     """Build the judge-discrimination BTL as a PyMC model.
 
@@ -115,6 +146,12 @@ def build(
     discrimination : bool
         Estimate γ_k per judge. False gives the unweighted BTL (γ ≡ 1; the paper's baseline,
         Sec. 4.2). With a single judge γ ≡ 1 by the normalization.
+    ties : {"half", "davidson"}
+        ``"half"`` (the paper's): a tie is half a win each way, a quasi-likelihood when the
+        data hold ties. ``"davidson"``: Davidson's (1970) trinomial model with a tie parameter
+        ν_k per judge (``log_tie``, ``tie``), observed ``outcome`` over (``cell``,
+        ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties (ν is not
+        identified: its MLE is 0).
 
     Returns
     -------
@@ -135,6 +172,8 @@ def build(
     priors = priors if priors is not None else Priors()
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be a judge_discrimination_btl.Priors, got {priors!r}")
+    if ties not in ("half", "davidson"):
+        raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     weighted = discrimination and data.n_judges > 1
     warn_if_unidentified(data)
     if weighted:
@@ -143,6 +182,13 @@ def build(
     # pooled one, and the two models then share their observations, which az.compare of their
     # leave-one-cell-out log-likelihoods needs
     cells = data.collapse(order=True)
+    if ties == "davidson":
+        outcomes = cells.outcome_counts()
+        if not outcomes[1].any():
+            raise ValueError(
+                "ties='davidson' needs tied verdicts: these data hold none, so the tie "
+                "parameter ν is not identified (its MLE is 0). Use ties='half', which is the "
+                "Bernoulli likelihood exactly on tie-free data.")
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": cells.cell_labels()}
     with pm.Model(coords=coords) as model:
@@ -157,8 +203,21 @@ def build(
                                  cells.n_judges)
             disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims="judge")
             eta = disc[judge] * eta  # eq. (1)
+        if ties == "half":
+            pm.CustomDist(
+                "outcome", eta, count, logp=kernel_logp, random=draw_wins,
+                observed=cells.wins, dims="cell",
+            )
+            return model
+        model.add_coord("verdict", ["win", "tie", "loss"])
+        if priors.tie_sd is not None:
+            log_tie = pm.Normal("log_tie", 0.0, priors.tie_sd, dims="judge")
+        else:
+            log_tie = pm.Flat("log_tie", dims="judge")
+        pm.Deterministic("tie", pt.exp(log_tie), dims="judge")
         pm.CustomDist(
-            "outcome", eta, count, logp=kernel_logp, random=draw_wins,
-            observed=cells.wins, dims="cell",
+            "outcome", eta, log_tie[judge], count, logp=_davidson_value,
+            random=_draw_trinomial, observed=np.stack(outcomes, axis=1),
+            dims=("cell", "verdict"), signature="(),(),()->(3)",
         )
     return model
