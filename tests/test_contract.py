@@ -583,7 +583,11 @@ def test_every_result_has_the_one_table_schema(stem):
         shown = table[table["interval"] != "none"]
         assert (shown["prob"] == 0.95).all()
         assert len(shown) == 0 if method == "map" else len(shown), (stem, method)
-    assert inspect.signature(Estimate.summary).parameters["prob"].default == 0.95
+    # the Estimate's own table: the same one default (None resolves to it, as ci_prob does)
+    est = _reference_fit(stem)
+    assert inspect.signature(Estimate.summary).parameters["prob"].default in (None, 0.95)
+    own = est.summary()
+    assert (own.loc[own["interval"] != "none", "prob"] == 0.95).all()
     with pytest.raises(ValueError, match="apply to NUTS"):  # refused, never ignored
         bc.fit(_entry(stem).build(contract_data(stem), **_options(_entry(stem), "build")), "map",
                nuts={"max_treedepth": 5})
