@@ -915,7 +915,8 @@ def estimate(
 #: Fewer calibration items than this in the rarer human class and the Wald rows under-cover:
 #: at θ = 0.1 with m = 20-100 (about 2-10 such items) PPI covered 0.87-0.93 and PPI++
 #: 0.83-0.95 of 95 % intervals in 10,000 replicates each, the Jeffreys posterior 0.950-0.957
-#: (``validation/judge_mean.py --rare``); at θ = 0.3, m = 30 (about 9) all were within the
+#: (a vectorised study over binary_from_counts; tests/test_judge_mean.py pins θ = 0.1, m = 20);
+#: at θ = 0.3, m = 30 (about 9) all were within the
 #: binomial band, so the rule is on the count, not on θ.
 RARE_CLASS_MIN = 10
 
