@@ -93,6 +93,21 @@ def test_davidson_refused_without_ties():
         jd.build(Comparisons.from_frame(df), ties="davidson")
 
 
+def test_davidson_refused_when_one_judge_never_tied():
+    """Catches a per-judge ν left at its boundary: ties overall, but judge j2 never tied (a
+    flat-prior MAP of its log ν would run to -inf; a prior alone would set it)."""
+    rows = []
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        i, j = rng.choice(4, 2, replace=False)
+        k = str(rng.choice(["j1", "j2"]))
+        outcome = float(rng.choice([1.0, 0.5, 0.0])) if k == "j1" else float(rng.integers(2))
+        rows.append((ITEMS[i], ITEMS[j], k, outcome))
+    df = pd.DataFrame(rows, columns=["item_a", "item_b", "judge", "outcome"])
+    with pytest.raises(ValueError, match=r"\['j2'\] gave no tie"):
+        jd.build(Comparisons.from_frame(df), ties="davidson")
+
+
 def test_half_default_unchanged():
     """Catches the new option changing today's default model (half-win kernel, cell dims)."""
     data = _davidson_data(200, 2)

@@ -170,9 +170,8 @@ def loglik(
         log-likelihoods (no binomial coefficient), so cells and rows give the same value.
     """
     s, alpha, c, _ = _unpack(params, data, discrimination)
-    eta = _predictor(s, alpha, c)[1]
     if ties == "half":
-        return _kernel(eta, c)
+        return _kernel(_predictor(s, alpha, c)[1], c)
     if ties != "davidson":
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     nu = np.asarray(params["tie"], dtype=np.float64)

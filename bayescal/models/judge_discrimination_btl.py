@@ -189,6 +189,15 @@ def build(
                 "ties='davidson' needs tied verdicts: these data hold none, so the tie "
                 "parameter ν is not identified (its MLE is 0). Use ties='half', which is the "
                 "Bernoulli likelihood exactly on tie-free data.")
+        # ν is per judge: a judge who never tied has its own ν at the boundary 0 (a flat-prior
+        # MAP runs away, a proper prior alone sets it)
+        tied = np.bincount(cells.judge, weights=outcomes[1], minlength=cells.n_judges)
+        never = [str(cells.judges[k]) for k in np.flatnonzero(tied == 0)]
+        if never:
+            raise ValueError(
+                f"ties='davidson': judge(s) {never} gave no tie, so their tie parameter ν is "
+                "not identified (its MLE is 0). Fit the judges that tie "
+                "(Comparisons.subset), or use ties='half'.")
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": cells.cell_labels()}
     with pm.Model(coords=coords) as model:
