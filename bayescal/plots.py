@@ -177,6 +177,8 @@ def _sort_terms(point: xr.Dataset, twig: xr.Dataset, by: str | None
     the first fit), largest at the top; terms without an estimate last."""
     models = [str(m) for m in point["model"].values]
     by = models[0] if by is None else by
+    if by not in models:
+        raise ValueError(f"sort_by={by!r} names no fit; the fits are {models}")
     order: dict[str, Any] = {}
     for name, da in point.data_vars.items():
         dims = [d for d in da.dims if d != "model"]

@@ -161,10 +161,9 @@ def _diagnostics(run: Run) -> tuple[_Table | None, bool]:
     table = run.table("diagnostics")
     if table is None:
         return None, True
-    ok = bool(table["ok"].astype(str).str.lower().isin(["true", "1", "yes"]).all()) \
-        if "ok" in table else True
-    if "ok" in table:
+    if "ok" in table:  # read back from CSV as text or as booleans
         table = table.assign(ok=table["ok"].astype(str).str.lower().isin(["true", "1", "yes"]))
+    ok = bool(table["ok"].all()) if "ok" in table else True
     shown = _table(table, "Diagnostics", "R-hat, effective sample sizes and divergences of the "
                    "identified quantities (NUTS); a failed check is highlighted", digits=3,
                    flag="ok")

@@ -1008,7 +1008,7 @@ def test_label_shift_is_flagged_and_rogan_gladen_is_pointed_to():
     z = (a.mean() - b.mean()) / np.sqrt(pool * (1 - pool) * (1 / a.size + 1 / b.size))
     assert shift["statistic"] == pytest.approx(z**2, rel=1e-12)
     table = jm.estimate(lab)
-    for method in ("ppi", "ppi_plus_plus", "mle", "eif"):
+    for method in ("ppi", "ppi_plus_plus", "mle", "eif", "bayes"):
         assert "label shift" in table.loc[method, "note"] and "rogan_gladen" in table.loc[
             method, "note"], method
     assert "label shift" not in table.loc["rogan_gladen", "note"]

@@ -329,3 +329,9 @@ def test_discriminations_axis_says_what_the_dashed_line_is(btl):
     label = pc.get_target(None, {"column": "forest"}).get_xlabel()
     assert "discrimination" in label and "dashed line" in label
     plt.close("all")
+
+
+def test_forest_refuses_a_sort_by_that_names_no_fit(btl):
+    """Catches a typo in sort_by ignored (the rows silently in another fit's order)."""
+    with pytest.raises(ValueError, match="names no fit"):
+        plots.forest(*btl["fits"], sort_by="nutz")

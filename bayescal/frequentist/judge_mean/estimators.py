@@ -872,7 +872,10 @@ def estimate(
     for method in chosen:
         if method == "bayes":
             if binary_judge and _is_binary(lab.y_cal):
-                rows.append(_posterior_row(lab, prob))
+                row = _posterior_row(lab, prob)
+                if shift["shifted"]:  # it assumes a random calibration sample too
+                    row["note"] = f"{row['note']}; {_shift_note(shift)}"
+                rows.append(row)
             else:
                 rows.append(_undefined_row(name, method, "the exact posterior is for a binary "
                                            "judge and binary human labels"))
