@@ -69,6 +69,9 @@ def diagnose(
         For a MAP result (one draw has nothing to diagnose), or a name in ``var_names`` that
         is not a posterior variable.
     """
+    if result.attrs.get("bayescal_view") == "estimate":
+        raise ValueError("diagnose needs NUTS draws; this is Estimate.to_datatree's view of a "
+                         "Wald estimate, whose pseudo-draws have no R-hat or ESS to check")
     post = result["posterior"].to_dataset()
     n_chains, n_draws = post.sizes.get("chain", 1), post.sizes.get("draw", 1)
     if n_draws < 4 or result.attrs.get("bayescal_method") == "map":

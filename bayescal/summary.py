@@ -91,7 +91,13 @@ def summarize(
         Index ``term``; columns ``parameter, method, estimate, se, lower, upper, prob, interval``.
     """
     prob = resolve_prob(prob, ci_prob)
-    if isinstance(result, xr.DataTree):
+    if isinstance(result, xr.DataTree) and result.attrs.get("bayescal_view") == "estimate":
+        # Estimate.to_datatree's view: the Estimate's own Wald table, not its pseudo-draws'
+        from bayescal.frequentist._core import Estimate
+
+        result = Estimate.from_dataset(result["bayescal_estimate"].to_dataset(),
+                                       source="the Estimate view")
+    elif isinstance(result, xr.DataTree):
         return _posterior_table(result, prob, var_names)
     summary: Any = getattr(result, "summary", None)
     if summary is None:

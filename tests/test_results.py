@@ -436,3 +436,115 @@ def test_ci_prob_reaches_the_vectorised_judge_mean_cores():
     a = binary_from_counts(counts, ci_prob=0.8)["ppi"]["lower"]
     assert a == binary_from_counts(counts, 0.8)["ppi"]["lower"]
     assert a != binary_from_counts(counts)["ppi"]["lower"]
+
+
+def test_every_public_function_taking_prob_takes_ci_prob_with_the_one_default():
+    """Scan every public function and method of bayescal with an optional ``prob``: each also
+    takes ``ci_prob`` and defaults ``prob`` to None (resolved to the one default, 0.95).
+    Catches a new interval function written without ArviZ's name, or with its own default
+    (``mean`` used 0.9 where ``fit`` used 0.95)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import bayescal
+
+    seen, bad = 0, []
+    for info in pkgutil.walk_packages(bayescal.__path__, "bayescal."):
+        if any(part.startswith("_") and part != "__init__" for part in info.name.split(".")[1:-1]):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != info.name:
+                continue
+            targets = [obj] if inspect.isfunction(obj) else [
+                member for member_name, member in vars(obj).items()
+                if inspect.isclass(obj) and not member_name.startswith("_")
+                and inspect.isfunction(member)] if inspect.isclass(obj) else []
+            for fn in targets:
+                params = inspect.signature(fn).parameters
+                if "prob" not in params or params["prob"].default is inspect.Parameter.empty:
+                    continue  # a required prob (schema's z_value, run internals): no default
+                seen += 1
+                if "ci_prob" not in params or params["prob"].default is not None:
+                    bad.append(f"{info.name}.{fn.__qualname__}")
+    assert seen >= 15, seen
+    assert not bad, bad
+
+
+def test_estimate_view_gives_arviz_the_wald_intervals():
+    """``Estimate.to_datatree`` is read by ``az.summary`` and ``az.plot_forest``: the view's
+    mean and sd equal the estimate and SE (natural-scale parameters) exactly, its ETI the Wald
+    interval to Monte Carlo accuracy (on the
+    log scale for discriminations), a contrast from the draws has the Wald
+    SE, ``summarize`` of the view is the Estimate's own table and ``diagnose`` refuses it.
+    Catches: draws scaled by the variance instead of the SD, an uncorrelated view (contrast SE
+    wrong), a logit parameter drawn on the natural scale (interval outside [0, 1] or shifted),
+    and pseudo-draws summarised as if they were a posterior."""
+    import arviz as az
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pathlib import Path
+
+    from bayescal.frequentist import judge_discrimination_btl as jd_f
+
+    frame = pd.read_csv(Path(__file__).parent / "data" / "verdicts.csv")
+    est = jd_f.fit(bc.Comparisons.from_frame(frame, humans=["human"]), information="expected")
+    view = est.to_datatree()
+    table = est.summary(0.9)
+    stats = az.summary(view, kind="stats", ci_prob=0.9, round_to="none")
+    stats.index = [str(i) for i in stats.index]
+    common = table.index.intersection(stats.index)
+    assert len(common) == len(table)
+    nat = table[table["interval"] == "wald"].index
+    np.testing.assert_allclose(stats.loc[nat, "mean"], table.loc[nat, "estimate"], atol=1e-10)
+    np.testing.assert_allclose(stats.loc[nat, "sd"], table.loc[nat, "se"], rtol=1e-10)
+    # the ends are sample quantiles of 4000 points: compare on the interval scale (log for the
+    # wald-log discriminations), in SEs of that scale, against 4 Monte Carlo SDs of an iid
+    # sample's 5 % quantile, sqrt(p(1-p)/n)/φ(z_p) (a Latin hypercube does better)
+    from scipy.stats import norm as normal
+
+    log = table.loc[common, "interval"].eq("wald-log").to_numpy()
+    fwd = lambda v: np.where(log, np.log(np.asarray(v, float)), np.asarray(v, float))  # noqa: E731
+    scale_se = np.where(log, table.loc[common, "se"] / table.loc[common, "estimate"],
+                        table.loc[common, "se"])
+    band = 4 * np.sqrt(0.05 * 0.95 / 4000) / normal.pdf(normal.ppf(0.95))
+    for side, col in (("lower", "eti90_lb"), ("upper", "eti90_ub")):
+        err = np.abs(fwd(stats.loc[common, col]) - fwd(table.loc[common, side])) / scale_se
+        assert err.max() < band, (side, err)
+    post = view["posterior"]
+    a, b = post["ability"].isel(item=0), post["ability"].isel(item=1)
+    i, j = list(est.terms).index(table.index[0]), list(est.terms).index(table.index[1])
+    wald_var = est.cov[i, i] + est.cov[j, j] - 2 * est.cov[i, j]
+    assert float((a - b).std(ddof=1)) == pytest.approx(np.sqrt(wald_var), rel=1e-9)
+    assert bc.summarize(view, 0.9).equals(table)
+    with pytest.raises(ValueError, match="Wald estimate"):
+        bc.diagnose(view)
+    az.plot_forest(view, var_names=["ability"])
+    matplotlib.pyplot.close("all")
+
+
+def test_estimate_view_draws_a_probability_on_the_logit_scale():
+    """A ``wald-logit`` parameter's view stays in (0, 1) and its quantiles are the logit-Wald
+    interval (a natural-scale normal would leave [0, 1] for θ̂ = 0.03, SE 0.03); a parameter
+    with no interval is left out and named. Catches a view that ignores the interval kind."""
+    import arviz as az
+
+    params = xr.Dataset({"theta": 0.03, "k": 2.0})
+    est = Estimate(method="toy", params=params, cov=np.diag([0.03 ** 2, 1.0]),
+                   terms=("theta", "k"), interval={"theta": "wald-logit", "k": "none"})
+    view = est.to_datatree()
+    theta = view["posterior"]["theta"].values
+    assert theta.min() > 0 and theta.max() < 1
+    assert "k" not in view["posterior"] and "k" in view.attrs["bayescal_view_omitted"]
+    lower, upper = wald_interval(0.03, 0.03, 0.9, "wald-logit")
+    stats = az.summary(view, kind="stats", ci_prob=0.9, round_to="none")
+    # compared on the logit scale in logit-scale SEs, within the band of the test above
+    se_logit = 0.03 / (0.03 * 0.97)
+    for got, want in ((stats.loc["theta", "eti90_lb"], lower), (stats.loc["theta", "eti90_ub"],
+                                                                 upper)):
+        assert abs(float(np.log(got / (1 - got)) - np.log(want / (1 - want)))) < 0.14 * se_logit
