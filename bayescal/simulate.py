@@ -298,7 +298,7 @@ def score_calibration(
 
 # ---------------------------------------------------------------- DIAL order effects
 def order_effect_truth(
-    n_items: int, n_judges: int, *, rank: int = 1, random_seed: int | None = None
+    n_items: int, n_judges: int, *, rank: int | None = None, random_seed: int | None = None
 ) -> xr.Dataset:
     r"""Draw DIAL's synthetic truth (Section 6.1 steps 1, 2, 4): scores S and order effects b.
 
@@ -308,12 +308,20 @@ def order_effect_truth(
     :math:`S = \gamma\mu^\top + UV^\top`. Order effects :math:`b_k = \beta_k\sigma_k`,
     :math:`\beta_k \sim U(0.3, 1.2)`, :math:`\sigma_k = +1` w.p. 0.8 else -1, last judge 0.05.
 
+    Parameters
+    ----------
+    rank : int, optional
+        Rank r of the disagreement UVᵀ. U is judge-centred, so r ≤ K − 1; the default is
+        min(1, K − 1): one judge has scores γμᵀ only.
+
     Returns
     -------
     xarray.Dataset
         ``ability`` (judge, item; each row sums to zero) and ``order_effect`` (judge): the
         model-(1) part of :func:`low_rank_judges_truth`.
     """
+    if rank is None:
+        rank = min(1, n_judges - 1)
     truth = low_rank_judges_truth(n_items, n_judges, rank, random_seed=random_seed or 0)
     return truth[["ability", "order_effect"]]
 
@@ -395,8 +403,14 @@ def low_rank_judges_truth(
         ``consensus_loading`` (judge), ``disagreement`` (item, factor),
         ``disagreement_loading`` (judge, factor); items ``item_00``…, judges ``judge_00``….
     """
-    rng = np.random.default_rng(random_seed)
     N, K, r = n_items, n_judges, rank
+    # U is judge-centred (rank ≤ K − 1) and V is orthogonal to 1 and μ (rank ≤ N − 2): a
+    # larger r would give zero columns, i.e. a truth of lower rank than asked for
+    if K < 1 or N < 2 or r < 0 or r > min(K - 1, N - 2):
+        raise ValueError(
+            f"rank {r} needs at least {r + 1} judges and {r + 2} items (U is judge-centred, V "
+            f"is orthogonal to 1 and μ); got {K} judges and {N} items: lower the rank")
+    rng = np.random.default_rng(random_seed)
     mu = rng.normal(size=N)
     mu -= mu.mean()
     mu *= np.sqrt(N) / np.linalg.norm(mu)

@@ -155,3 +155,18 @@ def test_simulate_dial_human_comparisons() -> None:
     p = 1 / (1 + np.exp(-(s[human.item_i] - s[human.item_j])))
     z = (human.wins - human.count * p) / np.sqrt(human.count * p * (1 - p))
     assert np.abs(z).max() < 4.5
+
+
+def test_dial_truth_with_one_judge_and_a_rank_too_large_for_the_design() -> None:
+    """Catches the IndexError a one-judge order-effect truth raised (its judge-centred U is
+    zero, so the sign fix found no non-zero entry), and a rank larger than the design allows
+    being drawn as a truth of lower rank without a word."""
+    from bayescal.simulate import low_rank_judges_truth, order_effect_truth
+
+    one = order_effect_truth(5, 1, random_seed=3)
+    assert one.ability.shape == (1, 5)
+    np.testing.assert_allclose(one.ability.sum("item"), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="rank 2 needs at least 3 judges"):
+        low_rank_judges_truth(6, 2, 2)
+    with pytest.raises(ValueError, match="lower the rank"):
+        order_effect_truth(5, 1, rank=1)
