@@ -340,6 +340,9 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
     if args is not None:  # the library's "fractional=True" is this command's "--fractional"
         text = re.sub(r"\b([a-z_]+)=True\b",
                       lambda m: _flag(m[1]) if hasattr(args, m[1]) else m[0], text)
+        # ... and its "outcome_kind='code'" is "--outcome-kind code"
+        text = re.sub(r"\b([a-z_]+)='([^' ]*)'",
+                      lambda m: f"{_flag(m[1])} {m[2]}" if hasattr(args, m[1]) else m[0], text)
     argument = getattr(err, "argument", None)
     if argument is not None and args is not None and hasattr(args, argument):
         value = getattr(args, argument)
@@ -387,6 +390,11 @@ def _data_flags(p: argparse.ArgumentParser, data_type: str) -> None:
     if data_type == "Comparisons":
         p.add_argument("--fractional", action="store_true",
                        help="accept soft outcomes in [0, 1] and fractional counts (weights)")
+        p.add_argument("--outcome-kind", dest="outcome_kind", default="auto",
+                       choices=["auto", "code", "winner"],
+                       help="how to read --outcome: code (1 = item_a preferred, 0, 0.5 = tie, "
+                       "or words), winner (the winning item's label), or auto (each value as "
+                       "whichever it can be; a value that is both, read two ways, is refused)")
     elif data_type == "Labels":
         p.add_argument("--positive", default=None, metavar="VALUE",
                        help="human label value meaning Y = 1, for a binary label not coded 0/1 "
@@ -569,7 +577,7 @@ def _read_comparisons(args: argparse.Namespace, entry: registry.Entry, path: str
     column = _cluster_column(args, frame, path, entry.cluster_keys, entry.cli)
     humans = getattr(args, "humans", None) or ()
     data = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional,
-                                  humans=humans)
+                                  humans=humans, outcome_kind=args.outcome_kind)
     return data, frame, layout
 
 
@@ -623,7 +631,8 @@ def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
     _check_columns(human_frame, args.human_file, Comparisons.from_frame, human_cols,
                    ("item_a", "item_b", "outcome", "count"))
     column = _cluster_column(args, frame, args.file, entry.cluster_keys, entry.cli)
-    llm = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional)
+    llm = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional,
+                                 outcome_kind=args.outcome_kind)
     hjudge = columns.get("judge", "judge")
     if hjudge not in human_frame:  # one human judge, named so
         human_frame = human_frame.assign(**{hjudge: "human"})
@@ -632,7 +641,8 @@ def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
                           "give the human comparisons the key too (each sample is clustered on "
                           "its own), or use a built-in key", prog)
     human = Comparisons.from_frame(human_frame, **human_cols, order=None, judge=hjudge,
-                                   cluster=column, fractional=args.fractional)
+                                   cluster=column, fractional=args.fractional,
+                                   outcome_kind=args.outcome_kind)
     shared = sorted(set(human.judges) & set(llm.judges))
     if shared:
         raise _UsageError(f"human-calibration: judge label(s) {shared} appear in both "

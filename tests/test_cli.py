@@ -200,6 +200,26 @@ def test_library_errors_are_one_line_naming_the_flag(tmp_path, capsys):
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_outcome_kind_is_a_flag_and_the_clash_error_names_it(tmp_path, capsys):
+    """Catches an error that tells a shell user to pass ``outcome_kind='winner'`` (an argument
+    the command line had no flag for, so the file could not be read as meant) and a flag that
+    is parsed but not handed to the reader."""
+    path = tmp_path / "winners.csv"
+    # items "a", "b", "c": the winner "a" in row 2 reads as item a's label and as the code for
+    # item_a, and the two readings differ there
+    pd.DataFrame({"item_a": ["a", "c", "b", "a", "b", "c"],
+                  "item_b": ["b", "a", "c", "c", "a", "b"],
+                  "winner": ["a", "a", "c", "c", "b", "b"]}).to_csv(path, index=False)
+    argv = [*FIT, str(path), "--method", "mle", "--outcome", "winner", "--out"]
+    assert main([*argv, str(tmp_path / "o1")]) == 2
+    line = one_line_error(capsys)
+    assert "--outcome-kind winner" in line and "outcome_kind=" not in line
+    assert main([*argv, str(tmp_path / "o2"), "--outcome-kind", "winner"]) == 0
+    wins = pd.read_csv(tmp_path / "o2" / "summary.csv", index_col="term")["estimate"]
+    # read as winners each item won twice and lost twice: equal abilities
+    np.testing.assert_allclose(wins.filter(like="ability[").to_numpy(), 0.0, atol=1e-6)
+
+
 def test_the_command_exits_2_with_one_line(verdicts_csv):
     import subprocess
     import sys
