@@ -340,9 +340,11 @@ def _report(err: BaseException, args: argparse.Namespace | None) -> str | None:
     if args is not None:  # the library's "fractional=True" is this command's "--fractional"
         text = re.sub(r"\b([a-z_]+)=True\b",
                       lambda m: _flag(m[1]) if hasattr(args, m[1]) else m[0], text)
-        # ... and its "outcome_kind='code'" is "--outcome-kind code"
+        # ... its "outcome_kind='code'" is "--outcome-kind code", "positive=..." "--positive VALUE"
         text = re.sub(r"\b([a-z_]+)='([^' ]*)'",
                       lambda m: f"{_flag(m[1])} {m[2]}" if hasattr(args, m[1]) else m[0], text)
+        text = re.sub(r"\b([a-z_]+)=\.\.\.",
+                      lambda m: f"{_flag(m[1])} VALUE" if hasattr(args, m[1]) else m[0], text)
     argument = getattr(err, "argument", None)
     if argument is not None and args is not None and hasattr(args, argument):
         value = getattr(args, argument)

@@ -177,6 +177,12 @@ def test_missing_file_and_column_of_mean_name_the_flag(tmp_path, capsys):
     assert "--judge gpt" in line and "'llm'" in line
     assert main(["mean", str(path), "--human", "human", "--judge", "llm", "--prob", "90"]) == 2
     assert "--prob" in one_line_error(capsys)
+    # yes/no labels: the way out is the --positive flag, not the library's "positive=..."
+    pd.DataFrame({"human": ["yes", None, "no"], "llm": ["yes", "no", "no"]}).to_csv(
+        path, index=False)
+    assert main(["mean", str(path), "--human", "human", "--judge", "llm"]) == 2
+    line = one_line_error(capsys)
+    assert "--positive VALUE" in line and "positive=" not in line
 
 
 def test_library_errors_are_one_line_naming_the_flag(tmp_path, capsys):
