@@ -28,6 +28,7 @@ _LAZY = {
     "compare": "bayescal.compare",
     "contrasts": "bayescal.contrasts",
     "datasets": "bayescal.datasets",
+    "design": "bayescal.design",
     "diagnose": "bayescal.diagnostics",
     "elo_scale": "bayescal.contrasts",
     "fit": "bayescal.fitting",
@@ -40,7 +41,7 @@ _LAZY = {
     "versions": "bayescal.environment",
     "win_probabilities": "bayescal.contrasts",
 }
-_MODULES = {"datasets", "plots", "registry", "simulate"}
+_MODULES = {"datasets", "design", "plots", "registry", "simulate"}
 
 
 def __getattr__(name: str) -> Any:

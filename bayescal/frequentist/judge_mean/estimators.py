@@ -810,7 +810,10 @@ def _shift_note(shift: dict[str, Any]) -> str:
             f"{shift['test']} {shift['statistic']:.3g}{df}, p = {shift['p_value']:.2g}), so the "
             "calibration items are not a random sample of the test items, which this row "
             "assumes; rogan_gladen stays valid if the judge's error rates are the same on both "
-            "sets (a shift in θ only)")
+            "sets (a shift in θ only). If the calibration items were chosen by their judge "
+            "label on purpose (a stratified design, e.g. bayescal.design.choose_labels), the "
+            "selection is ignorable for the likelihood: use the bayes row (the mle's Wald interval "
+            "under-covers there when a stratum's human mean is near 0 or 1)")
 
 
 def estimate(
