@@ -1471,7 +1471,87 @@ def _parser() -> argparse.ArgumentParser:
     _mean_parser(sub)
     _calibrate_parser(sub)
     _report_parser(sub)
+    _next_parser(sub)
     return parser
+
+
+# ---------------------------------------------------------------- next
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a fraction between 0 and 1 is needed, got {text!r}")
+    return value
+
+
+def _next(args: argparse.Namespace) -> int:
+    from bayescal import design
+    from bayescal.runs import RunFolderError, load_run, refuse_inputs, write_atomic
+
+    prog = "bayescal next"
+    run = load_run(args.run_dir)
+    if run.model != "judge_discrimination_btl":
+        raise _UsageError(f"{args.run_dir} is a run of {run.model or run.command}; bayescal next "
+                          "chooses comparisons for a judge-discrimination-btl fit (for human "
+                          "labels of a mean use bayescal.design.choose_labels)", prog)
+    if args.target is not None and args.top is not None:
+        raise _UsageError("give --target or --top, not both", prog)
+    out = Path(args.out)
+    refuse_inputs(out, [i["path"] for i in run.meta.get("inputs", []) if "path" in i], "--out",
+                  folder=False)
+    if out.resolve().parent == run.path.resolve():
+        raise RunFolderError(f"--out {out} is inside the run folder {run.path}, which holds one "
+                             "whole run; write the next comparisons elsewhere")
+    if out.exists() and not args.force:
+        raise RunFolderError(f"--out {out} exists; choose a new file or pass --force to "
+                             "replace it")
+    target: Any = "all" if args.target is None else tuple(args.target)
+    if args.target is not None and len(args.target) != 2:
+        raise _UsageError(f"--target needs two item labels A,B, got {args.target}", prog)
+    table = design.next_comparisons(run.result(), args.budget, target=target, top=args.top,
+                                    judges=args.judges, explore=args.explore,
+                                    random_seed=args.seed)
+    columns = [c for c in ("item_a", "item_b", "judge", "outcome") if c in table]
+    write_atomic(out, table[columns].to_csv(index=False).encode())
+    print(f"wrote {len(table)} comparisons to {out} (target: {table.attrs['target']}; its "
+          f"standard error {table.attrs['target_se_now']:.4g} now, "
+          f"{table['target_se'].iloc[-1]:.4g} expected after them; "
+          f"{(table['chosen'] == 'random').sum()} drawn at random, --explore {args.explore}). "
+          "Fill in the outcome column, append the rows to the verdicts and fit again. The "
+          "refit's Wald intervals cover a point or two less than their level after an adaptive "
+          "choice (validation/design_comparisons.py in the bayescal repository).",
+          file=sys.stderr)
+    return 0
+
+
+def _next_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    nxt = sub.add_parser(
+        "next", help="choose the next comparisons to collect for a fitted leaderboard",
+        description="From a judge-discrimination-btl run folder (bayescal fit ... --out "
+        "RUN_DIR), choose the next --budget verdicts (item pair and judge) that most lower the "
+        "variance of the target: every pairwise contrast by default, one contrast (--target "
+        "A,B) or the top-k set (--top K). Writes a CSV in the tidy verdict format with an "
+        "empty outcome column to fill in and append.")
+    nxt.add_argument("run_dir", type=_existing_dir, metavar="RUN_DIR",
+                     help="a run folder of bayescal fit judge-discrimination-btl")
+    nxt.add_argument("--budget", type=_positive_int, required=True,
+                     help="number of comparisons to choose")
+    nxt.add_argument("--out", required=True, metavar="FILE",
+                     help="CSV to write: item_a, item_b, judge, outcome (empty)")
+    nxt.add_argument("--target", type=_names, default=None, metavar="A,B",
+                     help="one contrast: the two item labels (default: every pairwise contrast)")
+    nxt.add_argument("--top", type=_positive_int, default=None, metavar="K",
+                     help="the pairs that decide the top-K set")
+    nxt.add_argument("--judges", type=_names, default=None, metavar="A,B",
+                     help="the judges that may be asked (default: every judge of the fit)")
+    nxt.add_argument("--explore", type=_fraction, default=0.25,
+                     help="fraction of the budget drawn at random, which keeps the refit's "
+                     "intervals closer to their level (default 0.25; 0 = all greedy)")
+    nxt.add_argument("--seed", type=_seed, default=0, help="seed of the random part")
+    nxt.add_argument("--force", action="store_true", help="replace an existing --out file")
+    nxt.set_defaults(func=_next)
 
 
 # ---------------------------------------------------------------- report
