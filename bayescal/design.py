@@ -37,6 +37,15 @@ covered 0.942–0.952 in every cell and were up to 11 % narrower than after rand
 while the MLE's Wald interval covered 0.876–0.944 at θ ≤ 0.1 (its plug-in variance of a
 stratum mean near 0 is too small) and PPI 0.15–0.95 (it assumes a random calibration sample).
 
+Anchors (:func:`next_anchors`). For the monotone ordinal calibration map of judge scores to
+human scores (the Bayesian counterpart of Subasic, Rabinovich & Chen 2026, arXiv:2611.00447,
+and its twin), an anchor at judge level j adds the multinomial information :math:`I_j` of one
+human score given that level (:func:`bayescal.frequentist.score_calibration.anchor_information`),
+so with :math:`n_j` anchors the free chart's covariance is :math:`(\sum_j n_j I_j)^{-1}` and the
+calibrated mean at level j has variance :math:`\partial m_j^\top(\sum_l n_l I_l)^{-1}\partial
+m_j`. The target is the mean of these variances weighted by how often each level occurs among
+the scores to be calibrated; each next anchor goes to the level that lowers it most.
+
 Comparisons (:func:`next_comparisons`). For the judge-aware BTL of Xu, Tan, Wu & Zhou (2026,
 arXiv:2601.21817), :math:`P(i \succ j \mid k) = \sigma(\eta)`, :math:`\eta = \gamma_k(s_i -
 s_j)`, one more verdict on (i, j) by judge k adds the Fisher information :math:`w\,gg^\top`,
@@ -65,10 +74,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from bayescal.data import DataError, Labels
+from bayescal.data import DataError, Labels, Ratings
 
 __all__ = ["MAX_STRATA", "allocate_labels", "choose_labels", "greedy_allocation",
-           "next_comparisons"]
+           "next_anchors", "next_comparisons"]
 
 #: A judge with more distinct labels than this is a score, not a few strata: the cell means
 #: would rest on a handful of labels each; bin the scores first.
@@ -357,8 +366,8 @@ def next_comparisons(
         Fraction of the budget drawn uniformly at random over (pair, judge) instead of by the
         greedy steps (0: all greedy; 1: all random). A design chosen from the noisy current
         estimate makes the Wald intervals of the refit under-cover: pairs that look far apart
-        by chance are not revisited, so their first-round error stays (a design chosen from the
-        true abilities does not: it covered 0.957). In ``validation/design_comparisons.py``
+        by chance are not revisited, so their first-round error stays (the same greedy design
+        chosen from the true abilities covered 0.957). In ``validation/design_comparisons.py``
         the 95 % contrast intervals covered 0.945 after random verdicts, 0.928 after greedy
         ones and 0.938 with a quarter or half drawn at random, which still saved 38 % or 28 %
         of the verdicts for the same mean standard error.
@@ -455,4 +464,86 @@ def next_comparisons(
         table = table.drop(columns="judge")
     table["outcome"] = pd.array([pd.NA] * len(table), dtype="Float64")
     table.attrs.update(target=described, target_se_now=float(np.sqrt(max(now, 0.0))))
+    return table
+
+
+# ============================================================================= anchors
+def next_anchors(
+    data: Ratings,
+    estimate: Any,
+    budget: int,
+    *,
+    weights: Any | None = None,
+) -> pd.DataFrame:
+    r"""How many of the next ``budget`` anchors (items rated by humans) to take at each judge level.
+
+    Greedy on the weighted variance of the calibrated means of the monotone ordinal map
+    (module docstring), with the expected information of the anchors held and of each new one
+    at the estimate.
+
+    Parameters
+    ----------
+    data : Ratings
+        The anchors held (items with a human score) and the items still to calibrate (judge
+        score only).
+    estimate : Estimate
+        :func:`bayescal.frequentist.score_calibration.fit` on ``data``.
+    budget : int
+        Number of new anchors.
+    weights : array or mapping, optional
+        Weight of each judge level in the target (default: the share of each level among the
+        items without a human score, or equal weights when every item has one).
+
+    Returns
+    -------
+    DataFrame
+        One row per judge level (``judge_level``): ``weight``, ``anchors`` (held),
+        ``unrated`` (items at that level without a human score), ``new_anchors``, ``se_now``
+        and ``se_after`` (of the calibrated mean at that level). ``attrs`` hold the weighted
+        target's standard error now and after, and after the same budget spread over the
+        levels in proportion to the unrated items (``target_se_proportional``).
+    """
+    from bayescal.frequentist.score_calibration import anchor_information
+
+    if not isinstance(data, Ratings):
+        raise TypeError(f"data must be bayescal.data.Ratings, got {type(data).__name__}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    per_level, jac = anchor_information(estimate)
+    counts = data.rating_counts().sum(axis=1).astype(np.float64)
+    if per_level.shape[0] != counts.size:
+        raise DataError(f"the estimate has {per_level.shape[0]} judge levels, the data "
+                        f"{counts.size}: pass the fit of these data", argument="estimate")
+    levels = data.levels
+    unrated = np.array([np.sum((data.judge == v) & ~data.rated) for v in levels], dtype=float)
+    if weights is None:
+        w = unrated / unrated.sum() if unrated.sum() > 0 else np.full(levels.size, 1 / levels.size)
+    else:
+        if isinstance(weights, dict):
+            w = np.array([float(weights.get(int(v), weights.get(str(v), 0.0))) for v in levels])
+        else:
+            w = np.asarray(weights, dtype=float)
+        if w.shape != (levels.size,) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() == 0:
+            raise ValueError(f"weights need one non-negative value per judge level "
+                             f"({levels.tolist()}), not all 0; got {weights!r}")
+        w = w / w.sum()
+
+    def variances(n: np.ndarray) -> np.ndarray:
+        cov = np.linalg.inv(np.einsum("j,jab->ab", n, per_level))
+        return np.einsum("ja,ab,jb->j", jac, cov, jac)
+
+    new = np.zeros(levels.size)
+    for _ in range(int(budget)):
+        scores = [float(w @ variances(counts + new + np.eye(levels.size)[j]))
+                  for j in range(levels.size)]
+        new[int(np.argmin(scores))] += 1
+    share = unrated / unrated.sum() if unrated.sum() > 0 else np.full(levels.size, 1 / levels.size)
+    before, after = variances(counts), variances(counts + new)
+    table = pd.DataFrame({"judge_level": levels, "weight": w, "anchors": counts.astype(int),
+                          "unrated": unrated.astype(int), "new_anchors": new.astype(int),
+                          "se_now": np.sqrt(before), "se_after": np.sqrt(after)})
+    table.attrs.update(target_se_now=float(np.sqrt(w @ before)),
+                       target_se_after=float(np.sqrt(w @ after)),
+                       target_se_proportional=float(np.sqrt(w @ variances(
+                           counts + budget * share))), budget=int(budget))
     return table

@@ -286,3 +286,41 @@ def test_study_adaptive_comparisons_are_narrower_at_the_same_budget():
     table = design_comparisons.run(40)
     assert table.loc["greedy: all contrasts", "mean_se"] < 0.9 * table.loc["random", "mean_se"]
     assert table.loc["random", "verdict"] == "holds"
+
+
+# ------------------------------------------------------------------------- anchors
+def test_anchor_information_reproduces_the_fits_expected_information():
+    """Σ_j n_j I_j, inverted and carried to the calibrated means, is the twin's expected-
+    information covariance (an independent path through the delta method): catches an
+    information of one anchor that is off by its level's probability or a wrong Jacobian."""
+    from bayescal import simulate
+    from bayescal.frequentist import score_calibration as sc
+
+    data, _ = simulate.score_calibration(200, random_seed=0)
+    est = sc.fit(data, information="expected")
+    per_level, jac = sc.anchor_information(est)
+    n = data.rating_counts().sum(axis=1)
+    cov = np.linalg.inv(np.einsum("j,jab->ab", n, per_level))
+    np.testing.assert_allclose(np.sqrt(np.einsum("ja,ab,jb->j", jac, cov, jac)),
+                               est.se.filter(like="calibrated_mean").to_numpy(), rtol=1e-10)
+
+
+def test_next_anchors_go_where_the_calibrated_means_are_least_certain():
+    """Catches weights that are ignored and a greedy step that does not lower the target:
+    all weight on the top level sends the anchors to the top levels; the target falls; the
+    table's se_now is the fit's standard error."""
+    from bayescal import simulate
+    from bayescal.frequentist import score_calibration as sc
+
+    data, _ = simulate.score_calibration(60, random_seed=0, n_targets=500)
+    est = sc.fit(data)
+    table = design.next_anchors(data, est, 30)
+    assert table["new_anchors"].sum() == 30
+    assert table.attrs["target_se_after"] < table.attrs["target_se_now"]
+    np.testing.assert_allclose(table["se_now"],
+                               est.se.filter(like="calibrated_mean").to_numpy(), rtol=1e-10)
+    top = design.next_anchors(data, est, 30, weights=[0, 0, 0, 0, 1])
+    assert top["new_anchors"].iloc[-1] == top["new_anchors"].max() >= 10
+    assert top["new_anchors"].iloc[0] == 0
+    with pytest.raises(ValueError, match="one non-negative value per judge level"):
+        design.next_anchors(data, est, 5, weights=[1, 2])

@@ -59,7 +59,7 @@ from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.priors import check_prior_sd
 from bayescal.schema import term_labels
 
-__all__ = ["INFORMATION", "PriorsLike", "fit", "loglik", "probabilities"]
+__all__ = ["INFORMATION", "PriorsLike", "anchor_information", "fit", "loglik", "probabilities"]
 
 #: The covariance kinds :func:`fit` offers (``"auto"`` resolves to ``"expected"``).
 INFORMATION = ("expected", "observed", "sandwich")
@@ -227,6 +227,41 @@ def _expected(cells: _Cells, counts: NDArray[np.int64]) -> NDArray[np.float64]:
     inside = cells.p > 0
     weight = np.where(inside, rows[:, None] / np.where(inside, cells.p, 1.0), 0.0)
     return np.asarray(np.einsum("jh,jha,jhb->ab", weight, cells.dp, cells.dp), dtype=np.float64)
+
+
+def anchor_information(
+    estimate: Estimate,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Expected information of one more anchor at each judge level, and the means' Jacobian.
+
+    At the estimate's free-chart point x, an anchor whose judge gave level j adds
+    :math:`I_j = \sum_h \partial p_{jh}\,\partial p_{jh}^\top / p_{jh}` (the multinomial
+    Fisher information of one human score given J = j); ``expected`` information of an anchor
+    set is :math:`\sum_j n_j I_j`. The calibrated mean at level j is
+    :math:`m_j = \sum_h v_h p_{jh}`, with gradient :math:`\partial m_j = \sum_h v_h
+    \partial p_{jh}`.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        A :func:`fit` result (its ``info["free"]`` holds x).
+
+    Returns
+    -------
+    (ndarray (K, d, d), ndarray (K, d))
+        :math:`I_j` per judge level and :math:`\partial m_j` per judge level, in the free chart.
+    """
+    free = estimate.info.get("free")
+    if free is None or "calibrated_mean" not in estimate.params:
+        raise ValueError("anchor_information needs a score-calibration fit (its info['free'])")
+    k = estimate.params.sizes["judge_level"]
+    x = _vector(free, k)
+    cells = _cells(x, k)
+    levels = np.asarray([float(v) for v in estimate.params["judge_level"].values])
+    inside = cells.p > 0
+    weight = np.where(inside, 1.0 / np.where(inside, cells.p, 1.0), 0.0)
+    per_level = np.einsum("jh,jha,jhb->jab", weight, cells.dp, cells.dp)
+    return per_level, np.einsum("jha,h->ja", cells.dp, levels)
 
 
 def fit(
