@@ -37,6 +37,26 @@ covered 0.942–0.952 in every cell and were up to 11 % narrower than after rand
 while the MLE's Wald interval covered 0.876–0.944 at θ ≤ 0.1 (its plug-in variance of a
 stratum mean near 0 is too small) and PPI 0.15–0.95 (it assumes a random calibration sample).
 
+Active sampling (:func:`active_labels`, :func:`active_mean`), for a judge score of any kind, in
+the manner of Zrnic & Candès (2024, active statistical inference). From the labels held, fit a
+prediction :math:`f(x) = P(Y = 1 \mid \text{score } x)` (isotonic regression, scipy), then send
+unlabelled item i to humans with probability :math:`\pi_i \propto \sqrt{f_i(1 - f_i)}` (the
+standard deviation of :math:`Y - f`, which the estimator's variance weighs), mixed with a uniform
+floor so that no weight :math:`1/\pi_i` is large, and capped at 1 (Poisson sampling, expected
+size B). With :math:`\xi_i` the draw, the estimator
+
+.. math::
+
+    \hat\theta = \Big[\sum_{cal} Y_i + \sum_{pool}\Big(f_i + \xi_i\frac{Y_i - f_i}{\pi_i}
+    \Big)\Big] / N
+
+is unbiased for θ whatever f is (f depends only on the labels held before the draw, and
+:math:`E[\xi_i/\pi_i] = 1`), with variance
+:math:`[N\theta(1-\theta) + \sum_{pool} E((1-\pi_i)(Y_i - f_i)^2/\pi_i)]/N^2`, estimated by
+:math:`[N\hat\theta(1-\hat\theta) + \sum_{pool}\xi_i(1-\pi_i)(Y_i-f_i)^2/\pi_i^2]/N^2`
+(Horvitz–Thompson for the second term). The interval is valid by construction: it assumes only
+that the labelled items held were a random sample and that the recorded π are the ones used.
+
 Anchors (:func:`next_anchors`). For the monotone ordinal calibration map of judge scores to
 human scores (the Bayesian counterpart of Subasic, Rabinovich & Chen 2026, arXiv:2611.00447,
 and its twin), an anchor at judge level j adds the multinomial information :math:`I_j` of one
@@ -72,12 +92,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 from scipy.special import expit
 
 from bayescal.data import DataError, Labels, Ratings
 
-__all__ = ["MAX_STRATA", "allocate_labels", "choose_labels", "greedy_allocation",
-           "next_anchors", "next_comparisons"]
+__all__ = ["MAX_STRATA", "active_labels", "active_mean", "allocate_labels", "choose_labels",
+           "greedy_allocation", "next_anchors", "next_comparisons"]
 
 #: A judge with more distinct labels than this is a score, not a few strata: the cell means
 #: would rest on a handful of labels each; bin the scores first.
@@ -547,3 +568,162 @@ def next_anchors(
                        target_se_proportional=float(np.sqrt(w @ variances(
                            counts + budget * share))), budget=int(budget))
     return table
+
+
+# ============================================================================= active sampling
+def _prediction(y_cal: np.ndarray, x_cal: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Isotonic (non-decreasing) fit of P(Y = 1 | score) on the labels held, at x; constant
+    beyond the labelled scores' range, shrunk off 0 and 1 by a Jeffreys half-count."""
+    from scipy.optimize import isotonic_regression
+
+    order = np.argsort(x_cal, kind="stable")
+    xs, ys = x_cal[order], y_cal[order]
+    uniq, start, counts = np.unique(xs, return_index=True, return_counts=True)
+    means = np.add.reduceat(ys, start) / counts
+    fit = isotonic_regression(means, weights=counts.astype(float), increasing=True).x
+    # the pooled block of each level: (successes + 1/2) / (items + 1), never 0 or 1
+    block = np.searchsorted(uniq, x, side="right") - 1
+    block = np.clip(block, 0, uniq.size - 1)
+    totals = counts.astype(float)
+    # items of each isotonic block: levels with equal fitted values form one block
+    edges = np.r_[0, np.flatnonzero(np.diff(fit)) + 1, fit.size]
+    n_block = np.zeros(fit.size)
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        n_block[lo:hi] = totals[lo:hi].sum()
+    shrunk = (fit * n_block + 0.5) / (n_block + 1)
+    return shrunk[block]
+
+
+def active_labels(
+    data: Labels,
+    budget: int,
+    *,
+    judge: str | None = None,
+    floor: float = 0.2,
+    random_seed: int | np.random.Generator | None = None,
+) -> pd.DataFrame:
+    r"""Draw the unlabelled items to send to humans with known inclusion probabilities.
+
+    Active sampling (module docstring): :math:`\pi_i \propto \sqrt{f_i(1-f_i)}`, f the
+    isotonic fit of the human labels held on the judge's score; a fraction ``floor`` of the
+    budget is spread uniformly so that :math:`\pi_i \ge` ``floor`` · B / n. Poisson sampling:
+    the number drawn is random with mean ``budget``. Pass the result, with the human labels of
+    the drawn items, to :func:`active_mean`.
+
+    Parameters
+    ----------
+    data : Labels
+        Human labels held (a random sample) and the judge's score or label on every item.
+    budget : int
+        Expected number of new labels (at most the unlabelled items).
+    judge : str, optional
+        Required with several judges.
+    floor : float
+        Fraction of the budget spread uniformly, in (0, 1].
+    random_seed : int or Generator, optional
+
+    Returns
+    -------
+    DataFrame
+        One row per unlabelled item (indexed by its row label): ``judge`` (its score),
+        ``prediction`` (f), ``inclusion_probability`` (π) and ``selected`` (the draw).
+    """
+    y_cal, x_cal, x_test = _one_judge(data, judge)
+    if not np.isin(y_cal, (0.0, 1.0)).all():
+        raise DataError("active_labels needs binary human labels (0/1)", argument="data")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    if budget > x_test.size:
+        raise DataError(f"budget {budget} exceeds the {x_test.size} unlabelled items",
+                        argument="budget")
+    if not 0 < floor <= 1:
+        raise ValueError(f"floor must be in (0, 1], got {floor!r}")
+    f = _prediction(y_cal, x_cal, x_test)
+    u = np.sqrt(f * (1 - f))
+    n = x_test.size
+    pi = np.full(n, floor * budget / n)
+    active = (1 - floor) * budget
+    # scale the active part to its share of the budget with every π capped at 1 (water-filling)
+    capped = np.zeros(n, dtype=bool)
+    for _ in range(n):
+        room = active - np.sum(1 - pi[capped])
+        share = u * ~capped
+        extra = room * share / share.sum() if share.sum() > 0 else np.zeros(n)
+        over = ~capped & (pi + extra >= 1)
+        if not over.any():
+            break
+        capped |= over
+    prob = np.where(capped, 1.0, pi + np.where(capped, 0.0, extra))
+    rng = np.random.default_rng(random_seed)
+    return pd.DataFrame({"judge": x_test, "prediction": f, "inclusion_probability": prob,
+                         "selected": rng.random(n) < prob}, index=data.test_index)
+
+
+def active_mean(
+    data: Labels,
+    draw: pd.DataFrame,
+    human: Any,
+    prob: float | None = None,
+    *,
+    ci_prob: float | None = None,
+) -> Any:
+    r"""The active-sampling estimate of θ = E[Y] and its Wald interval (module docstring).
+
+    Parameters
+    ----------
+    data : Labels
+        The labels held *before* the draw (the ones :func:`active_labels` was given).
+    draw : DataFrame
+        The :func:`active_labels` result.
+    human : Series or array
+        Human labels (0/1) of the selected items: a Series indexed by their row labels, or an
+        array in the order of the selected rows.
+    prob, ci_prob : float, optional
+        Interval probability (default 0.95).
+
+    Returns
+    -------
+    Estimate
+        ``prevalence`` with a logit-Wald interval; ``info`` has the counts and the design part
+        of the variance.
+    """
+    from bayescal.frequentist._core import Estimate
+    from bayescal.schema import resolve_prob
+
+    resolve_prob(prob, ci_prob)  # checked here; the Estimate's tables take the probability
+    needed = {"prediction", "inclusion_probability", "selected"}
+    if not needed <= set(draw.columns) or len(draw) != data.n or \
+            not draw.index.equals(data.test_index):
+        raise DataError("draw must be the active_labels table of these data (one row per "
+                        "unlabelled item, same index)", argument="draw")
+    selected = draw["selected"].to_numpy(bool)
+    if isinstance(human, pd.Series):
+        missing = draw.index[selected].difference(human.index)
+        extra = human.index.difference(draw.index[selected])
+        if len(missing) or len(extra):
+            raise DataError(f"human labels are needed for exactly the selected items: missing "
+                            f"{list(missing[:5])}, not selected {list(extra[:5])}",
+                            argument="human")
+        y = human.reindex(draw.index[selected]).to_numpy(dtype=float)
+    else:
+        y = np.asarray(human, dtype=float)
+        if y.shape != (selected.sum(),):
+            raise DataError(f"{selected.sum()} selected items but {y.size} human labels",
+                            argument="human")
+    if not np.isin(y, (0.0, 1.0)).all() or not np.isin(data.y_cal, (0.0, 1.0)).all():
+        raise DataError("active_mean needs binary human labels (0/1)", argument="human")
+    pi = draw["inclusion_probability"].to_numpy(float)
+    f = draw["prediction"].to_numpy(float)
+    if np.any(pi <= 0) or np.any(pi > 1):
+        raise DataError("inclusion probabilities must be in (0, 1]", argument="draw")
+    resid = np.zeros(len(draw))
+    resid[selected] = (y - f[selected]) / pi[selected]
+    n_all = data.m + data.n
+    theta = (data.y_cal.sum() + (f + resid).sum()) / n_all
+    design_part = float(np.sum((1 - pi[selected]) * (y - f[selected]) ** 2 / pi[selected] ** 2))
+    var = (n_all * theta * (1 - theta) + design_part) / n_all**2
+    return Estimate(method="active", params=xr.Dataset({"prevalence": ((), float(theta))}),
+                    cov=np.array([[var]]), terms=("prevalence",),
+                    interval={"prevalence": "wald-logit" if 0 < theta < 1 else "wald"},
+                    info={"m": data.m, "n": data.n, "labelled_by_design": int(selected.sum()),
+                          "design_variance": design_part / n_all**2})
