@@ -23,6 +23,10 @@ Designs (binary human labels Y ~ Bern(θ), judge Ŷ | Y with specificity q0 and 
           n = 1800; the judge's error rates are the same on both sets, so Rogan–Gladen is the
           row that stays valid.
 ``heavy`` A continuous judge score Ŷ = Y + 0.3·t₁ (Cauchy noise), θ = 0.3, m = 150, n = 1500.
+``two_judges`` The multi-judge row: :func:`bayescal.frequentist.misclassification.fit` at its
+          defaults on two judges of accuracy 0.8 (θ = 0.3, m = 100, n = 1900) whose errors
+          given Y have correlation 0 (the model's conditional independence holds) or 0.6
+          (:func:`two_judge_labels`); flagged when the fit warns or refuses.
 
 Vectorisation. A binary replicate enters every estimator only through its six counts
 (calibration N_ab = #{Y=a, Ŷ=b}, test T_b), so the binary designs draw the counts directly
@@ -37,15 +41,16 @@ on the first ``flag_reps`` replicates of every cell the battery runs ``estimate`
 item-level ``Labels``, reads each row's flag there, and compares its numbers with the
 vectorised ones (``api_diff``: max |Δ| of the interval ends; ~1e-10 for the Wald rows, the
 Monte Carlo error of the quantiles for bayes). The heavy-tailed design runs ``estimate`` on every
-replicate (the spline EIF has no vectorised core).
+replicate (the spline EIF has no vectorised core), the two-judge design the twin's ``fit``.
 
 Every design runs through :mod:`bayescal.studies` (one task per cell, its replicates vectorised
 inside, seeds from the runner's rule), so the table does not depend on ``--jobs``.
 
 Run::
 
-    python validation/coverage.py --quick         # CI size (~8 s): rare, shift, heavy, 2 grid cells
-    python validation/coverage.py                 # full battery (~10 min on one core)
+    python validation/coverage.py --quick         # CI size (~10 s), every design
+    python validation/coverage.py                 # full battery (~12 min on one core)
+    python validation/coverage.py --part two_judges  # one design (binary, heavy, two_judges)
     python validation/coverage.py --out results/  # also write coverage.csv (every grid cell)
 """
 
@@ -66,6 +71,7 @@ import pandas as pd
 
 from bayescal.data import Labels
 from bayescal.frequentist import judge_mean as jm
+from bayescal.frequentist import misclassification as mf
 
 
 def _sibling(name: str) -> ModuleType:
@@ -91,8 +97,11 @@ ROWS = jm.METHODS
 WALD_ROWS = ("rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif")
 N_TOTAL = 2000
 RARE_CELLS = ((0.1, 0.6, 20), (0.05, 0.9, 50), (0.3, 0.8, 30))
-COLUMNS = ("design", "theta", "theta_test", "q0", "q1", "m", "n", "method", "reps", "defined",
-           "coverage", "band", "verdict", "width", "bias", "flagged", "flag_reps", "api_diff")
+#: Within-class correlations of two judges' errors: 0 (the model holds) and a strong one.
+TWO_JUDGE_CORR = (0.0, 0.6)
+COLUMNS = ("design", "theta", "theta_test", "q0", "q1", "corr", "m", "n", "method", "reps",
+           "defined", "coverage", "band", "verdict", "width", "bias", "flagged", "flag_reps",
+           "api_diff")
 
 
 # ============================================================================= verdicts
@@ -264,6 +273,44 @@ def heavy_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
                           "api_diff": 0.0} for k in ROWS])
 
 
+# ============================================================================= two judges
+def two_judge_labels(rng: np.random.Generator, theta: float, q: float, corr: float, m: int,
+                     n: int) -> Labels:
+    """Two judges of accuracy q on both classes whose correctness, given Y, has correlation
+    ``corr``: with probability corr an item's two judges share one uniform draw U (both correct
+    iff U < q), else each has its own, so Cov(correct₁, correct₂ | Y) = corr·q(1 − q)."""
+    y = rng.random(m + n) < theta
+    shared = rng.random((m + n, 1)) < corr
+    u = np.where(shared, rng.random((m + n, 1)), rng.random((m + n, 2)))
+    yhat = np.where(u < q, y[:, None], ~y[:, None]).astype(float)
+    return Labels.from_arrays(y[:m].astype(float), yhat[:m], yhat[m:])
+
+
+def two_judge_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
+    """The multi-judge misclassification MLE (``misclassification.fit``, its defaults) on two
+    judges; flagged when it warns or refuses."""
+    rng = np.random.default_rng(seed)
+    reps, theta = int(cell["R"]), float(cell["theta"])
+    est, lower, upper = (np.full(reps, np.nan) for _ in range(3))
+    flagged = np.zeros(reps, bool)
+    for j in range(reps):
+        lab = two_judge_labels(rng, theta, float(cell["q0"]), float(cell["corr"]),
+                               int(cell["m"]), int(cell["n"]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                fit = mf.fit(lab)
+            except ValueError:  # a refusal (boundary, identification) is a flag
+                flagged[j] = True
+                continue
+        row = fit.summary(PROB).loc["prevalence"]
+        est[j], lower[j], upper[j] = row["estimate"], row["lower"], row["upper"]
+        flagged[j] = bool(caught) or not fit.converged
+    return pd.DataFrame([{"method": "mle_two_judges", **_metrics(est, lower, upper, theta),
+                          "flagged": float(flagged.mean()), "flag_reps": reps,
+                          "api_diff": 0.0}])
+
+
 # ============================================================================= cells, run
 def binary_cells(quick: bool, reps: int, grid_reps: int, flag_reps: int, grid_flag_reps: int,
                  bayes_draws: int) -> list[dict[str, Any]]:
@@ -295,40 +342,55 @@ def battery(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="CI size: R = 2000 (rare, shift), 2 grid cells of R = 1000, "
-                             "heavy R = 40")
+                             "heavy R = 40, two judges R = 60")
     parser.add_argument("--reps", type=int, default=None,
                         help="R of the rare and shift cells (default 10,000; quick 2000)")
     parser.add_argument("--grid-reps", type=int, default=None,
                         help="R per grid cell (default 400; quick 1000)")
     parser.add_argument("--heavy-reps", type=int, default=None,
                         help="R of the heavy-tailed design (default 1000; quick 40)")
+    parser.add_argument("--two-judge-reps", type=int, default=None,
+                        help="R of the two-judge design (default 1000; quick 60)")
     parser.add_argument("--flag-reps", type=int, default=None,
                         help="replicates per rare/shift cell run through estimate() for flags "
                              "(default 300; quick 20); grid cells use a fifteenth (at least 5)")
     parser.add_argument("--bayes-draws", type=int, default=None,
                         help="posterior draws per replicate for the bayes row (default 4000; "
                              "quick 1000)")
+    parser.add_argument("--part", choices=("all", "binary", "heavy", "two_judges"),
+                        default="all", help="designs to run (default all)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--out", type=Path, default=None, help="folder for coverage.csv")
     args = parser.parse_args(argv)
     reps = args.reps or (2000 if args.quick else 10_000)
     grid_reps = args.grid_reps or (1000 if args.quick else 400)
     heavy_reps = args.heavy_reps or (40 if args.quick else 1000)
+    two_reps = args.two_judge_reps or (60 if args.quick else 1000)
     flag_reps = args.flag_reps or (20 if args.quick else 300)
     grid_flag = max(5, flag_reps // 15)
     draws = args.bayes_draws or (1000 if args.quick else 4000)
     runner = {"workers": args.jobs, "chunk": 1}
     t0 = time.perf_counter()
-    cells = binary_cells(args.quick, reps, grid_reps, flag_reps, grid_flag, draws)
-    binary = jmv.run_study("coverage_battery_binary", cells, binary_task, runner)
-    heavy_cell = {"design": "heavy", "theta": 0.3, "theta_test": 0.3, "m": 150, "n": 1500,
-                  "R": heavy_reps}
-    heavy = jmv.run_study("coverage_battery_heavy", [heavy_cell], heavy_task, runner)
-    # the heavy design has no (q0, q1): NaN there
-    table = pd.concat([binary, heavy], ignore_index=True)[list(COLUMNS)]
+    frames, n_cells = [], 0
+    if args.part in ("all", "binary"):
+        cells = binary_cells(args.quick, reps, grid_reps, flag_reps, grid_flag, draws)
+        frames.append(jmv.run_study("coverage_battery_binary", cells, binary_task, runner))
+        n_cells += len(cells)
+    if args.part in ("all", "heavy"):
+        heavy_cell = {"design": "heavy", "theta": 0.3, "theta_test": 0.3, "m": 150, "n": 1500,
+                      "R": heavy_reps}
+        frames.append(jmv.run_study("coverage_battery_heavy", [heavy_cell], heavy_task, runner))
+        n_cells += 1
+    if args.part in ("all", "two_judges"):
+        two = [{"design": "two_judges", "theta": 0.3, "theta_test": 0.3, "q0": 0.8, "q1": 0.8,
+                "corr": corr, "m": 100, "n": 1900, "R": two_reps} for corr in TWO_JUDGE_CORR]
+        frames.append(jmv.run_study("coverage_battery_two_judges", two, two_judge_task, runner))
+        n_cells += len(two)
+    # columns a design lacks ((q0, q1) of the heavy design, corr of the one-judge ones): NaN
+    table = pd.concat(frames, ignore_index=True).reindex(columns=list(COLUMNS))
     seconds = time.perf_counter() - t0
     print(f"Coverage battery (95 % intervals; verdict band ±{BAND_SD:g} binomial sd): "
-          f"{len(cells) + 1} cells in {seconds:.1f} s")
+          f"{n_cells} cells in {seconds:.1f} s")
     report(table)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
