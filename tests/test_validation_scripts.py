@@ -5,6 +5,8 @@
   in distribution, and the coverage of PPI and the EIF at 10% labels lies in a binomial band.
 * ``validation/judge_discrimination_btl.py --quick --check`` (Xu et al. Sec. 4) runs and passes its
   own loose bounds.
+* ``validation/coverage.py --quick`` (the judge-mean coverage battery): every default row of
+  ``judge_mean.estimate`` in every design, binomial-band verdicts known to hold and to fail.
 """
 
 from __future__ import annotations
@@ -203,3 +205,64 @@ def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> Non
     assert set(grid["method"]) == {"dial", "nopos"} and (grid["failed"] == 0).all()
     nopos = grid[grid["method"] == "nopos"]
     assert (nopos["rmse_b"].nunique() == 1) and (nopos["slope_b"] == 0).all()
+
+
+@pytest.fixture(scope="module")
+def battery() -> dict:
+    return _load("coverage").battery(["--quick"])
+
+
+def _row(table: pd.DataFrame, design: str, method: str, **cell: float) -> pd.Series:
+    sel = (table["design"] == design) & (table["method"] == method)
+    for key, value in cell.items():
+        sel &= np.isclose(table[key], value)
+    assert sel.sum() == 1, (design, method, cell)
+    return table[sel].iloc[0]
+
+
+def test_coverage_battery_quick_verdicts_in_the_binomial_band(battery: dict) -> None:
+    """validation/coverage.py --quick: every default row of judge_mean.estimate in every design,
+    with binomial-band verdicts. At R = 2000 replicates a valid 95 % interval's coverage count
+    is Bin(R, 0.95): the band is 0.95 ± 3·sqrt(0.95·0.05/R) = ± 0.0146 (a valid row is called
+    off with probability 0.0027). Known to hold (10,000 replicates, last session): bayes at
+    θ = 0.1, q = 0.6, m = 20 (0.954) and PPI at θ = 0.3, q = 0.8, m = 30 (0.955); known to fail:
+    PPI at θ = 0.1, q = 0.6, m = 20 (0.881, 14 band-sd below the band's lower end at R = 2000).
+    Under label shift (calibration θ 0.5, test θ 0.2) Rogan–Gladen holds and the rows that
+    assume a random calibration sample fail, each flagged in every replicate.
+
+    Catches: a band from the wrong R or probability, a verdict of the wrong sign, coverage
+    measured against the calibration θ instead of the test θ, flags read from refusals only
+    (the notes ignored), and a battery whose vectorised rows are not the rows estimate() prints
+    (api_diff: the cores to 1e-8, the Monte Carlo bayes interval to 0.05). Two conditionally
+    independent judges: the multi-judge MLE holds (0.930 at R = 1000); a simulator that
+    correlates their errors whatever ``corr`` says fails it."""
+    table = battery["table"]
+    designs = {"rare": 3, "shift": 1, "grid": 2, "heavy": 1}  # the one-judge rows of estimate()
+    for design, cells in designs.items():
+        sub = table[table["design"] == design]
+        assert len(sub) == cells * 7 and set(sub["method"]) == set(jm.METHODS), design
+    band = 3 * np.sqrt(0.95 * 0.05 / (table["reps"] * table["defined"]))
+    shown = table["verdict"] != "refused"
+    assert np.allclose(table.loc[shown, "band"], band[shown])
+    assert (table.loc[table["method"] == "naive", "verdict"] == "refused").all()  # no θ interval
+
+    holds = _row(table, "rare", "bayes", theta=0.1, q0=0.6, m=20)
+    assert holds["reps"] == 2000 and holds["verdict"] == "holds", holds["coverage"]
+    assert _row(table, "rare", "ppi", theta=0.3, q0=0.8, m=30)["verdict"] == "holds"
+    fails = _row(table, "rare", "ppi", theta=0.1, q0=0.6, m=20)
+    assert fails["verdict"] == "under" and fails["coverage"] < 0.95 - fails["band"]
+
+    assert _row(table, "shift", "rogan_gladen", theta=0.5)["verdict"] == "holds"
+    for method in ("ppi", "ppi_plus_plus", "mle", "eif"):
+        row = _row(table, "shift", method, theta=0.5)
+        assert row["verdict"] == "under" and row["flagged"] == 1.0, method
+
+    binary = table[table["design"] != "heavy"]
+    wald = binary["method"].isin(["rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif"])
+    assert (binary.loc[wald, "api_diff"] < 1e-8).all()
+    assert (binary.loc[binary["method"] == "bayes", "api_diff"] < 0.05).all()
+    assert (binary["flag_reps"] >= 5).all()
+    # two conditionally independent judges: the multi-judge MLE is valid (R = 60, band ± 0.084)
+    two = table[table["design"] == "two_judges"]
+    assert sorted(two["corr"]) == [0.0, 0.6]
+    assert _row(table, "two_judges", "mle_two_judges", corr=0.0)["verdict"] == "holds"
