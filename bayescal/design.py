@@ -604,6 +604,10 @@ def active_labels(
 ) -> pd.DataFrame:
     r"""Draw the unlabelled items to send to humans with known inclusion probabilities.
 
+    For a judge with a few labels prefer :func:`choose_labels` with the posterior: on TriviaQA
+    (``validation/design_triviaqa.py``) it was 2–3 % narrower than random labelling, this
+    design-based estimator 7–9 % wider; this one is for scores, where there are no strata.
+
     Active sampling (module docstring): :math:`\pi_i \propto \sqrt{f_i(1-f_i)}`, f the
     isotonic fit of the human labels held on the judge's score; a fraction ``floor`` of the
     budget is spread uniformly so that :math:`\pi_i \ge` ``floor`` · B / n. Poisson sampling:
