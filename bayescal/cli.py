@@ -1492,10 +1492,14 @@ def _next(args: argparse.Namespace) -> int:
 
     prog = "bayescal next"
     run = load_run(args.run_dir)
-    if run.model != "judge_discrimination_btl":
+    if run.model not in ("judge_discrimination_btl", "human_calibration"):
         raise _UsageError(f"{args.run_dir} is a run of {run.model or run.command}; bayescal next "
-                          "chooses comparisons for a judge-discrimination-btl fit (for human "
-                          "labels of a mean use bayescal.design.choose_labels)", prog)
+                          "chooses comparisons for a judge-discrimination-btl or "
+                          "human-calibration fit (for human labels of a mean use "
+                          "bayescal.design.choose_labels)", prog)
+    if run.model == "human_calibration" and args.judges is not None:
+        raise _UsageError("--judges does not apply to human-calibration: the comparisons it "
+                          "chooses are human ones", prog)
     if args.target is not None and args.top is not None:
         raise _UsageError("give --target or --top, not both", prog)
     out = Path(args.out)

@@ -272,7 +272,16 @@ def choose_labels(
 # ============================================================================= comparisons
 def _mean_and_cov(result: Any) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
     """(s, γ) and their covariance from a judge-aware BTL Estimate or posterior."""
-    if hasattr(result, "cov") and hasattr(result, "params"):  # a twin's Estimate
+    if hasattr(result, "cov") and hasattr(result, "params") and "human_ability" in result.params:
+        # DIAL's human calibration: a human verdict has η = s_hi − s_hj; Σ of ŝ_h already holds
+        # what the LLM verdicts pin through the calibration space at the fitted λ
+        items = [str(v) for v in result.params["item"].values]
+        index = {t: n for n, t in enumerate(result.terms)}
+        rows = [index[f"human_ability[{i}]"] for i in items]
+        mean = result.params["human_ability"].values.ravel()
+        cov = np.asarray(result.cov, float)[np.ix_(rows, rows)]
+        judges = []
+    elif hasattr(result, "cov") and hasattr(result, "params"):  # a twin's Estimate
         params = result.params
         if "ability" not in params or params["ability"].dims != ("item",):
             raise DataError("next_comparisons needs a judge-aware BTL result (ability by item, "
@@ -293,6 +302,8 @@ def _mean_and_cov(result: Any) -> tuple[np.ndarray, np.ndarray, list[str], list[
         cov = np.asarray(result.cov, float)[np.ix_(rows, rows)]
     elif hasattr(result, "children") and "posterior" in result.children:  # a DataTree
         post = result["posterior"].to_dataset()
+        if "human_ability" in post:
+            post = post[["human_ability"]].rename(human_ability="ability")
         if "ability" not in post or post["ability"].dims[-1] != "item" or \
                 post["ability"].ndim != 3:
             raise DataError("next_comparisons needs a judge-aware BTL posterior (ability by "
@@ -372,7 +383,10 @@ def next_comparisons(
     ----------
     result : Estimate or DataTree
         A judge-aware BTL fit (Xu et al. 2026; the twin's Estimate, whose covariance is used,
-        or a MAP/NUTS DataTree, whose draws' mean and covariance are used).
+        or a MAP/NUTS DataTree, whose draws' mean and covariance are used), or a DIAL human
+        calibration fit: then the verdicts are human comparisons, the target is on the human
+        scores ŝ_h and their covariance at the fitted λ already counts what the LLM verdicts
+        pin (the table has no ``judge`` column).
     budget : int
         Number of verdicts to choose.
     target : "all" or (item, item)

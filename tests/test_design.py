@@ -389,3 +389,76 @@ def test_active_mean_refuses_labels_that_do_not_match_the_draw():
         design.active_mean(data, draw, np.zeros(3))
     with pytest.raises(DataError, match="active_labels table"):
         design.active_mean(data, draw.iloc[:-1], np.zeros(int(draw["selected"].sum())))
+
+
+def test_next_human_comparisons_use_what_the_llm_verdicts_pin():
+    """For DIAL's human calibration the chosen verdicts are human comparisons on ŝ_h, and the
+    gain is computed from ŝ_h's covariance at the fitted λ: the first choice is the pair whose
+    information, added to the precision in the identified subspace and inverted, lowers the
+    mean contrast variance most (an independent computation from the fit's covariance of ŝ_h,
+    at two LLM weights). Catches a design that ignores the LLM evidence (a human-only
+    covariance) or puts a discrimination on human verdicts."""
+    from bayescal import simulate_dial as sd
+    from bayescal.frequentist import human_calibration as hc
+
+    par = sd.truth(6, 3, 1, random_seed=2)
+    par["s_h"] = par["mu"] + 0.4 * par["V"][:, 0]
+    data = Comparisons.concat([sd.llm(par, 3000, random_seed=3), sd.human(par, 200,
+                                                                          random_seed=4)],
+                              humans=["human"])
+    for lam in (0.5, 20.0):
+        est = hc.fit(data, llm_weight=lam, information="expected")
+        got = design.next_comparisons(est, 4, explore=0.0)
+        assert "judge" not in got.columns
+        items = [str(v) for v in est.params["item"].values]
+        rows = [est.terms.index(f"human_ability[{t}]") for t in items]
+        cov = est.cov[np.ix_(rows, rows)]
+        s = est.params["human_ability"].values
+        n = len(items)
+        a_ss = (n * np.eye(n) - np.ones((n, n))) / (n * (n - 1) / 2)
+        vals, vecs = np.linalg.eigh(cov)
+        basis = vecs[:, vals > 1e-10 * vals.max()]
+
+        def after(i, j):
+            g = np.zeros(n)
+            g[i], g[j] = 1.0, -1.0
+            p = 1 / (1 + np.exp(-(s[i] - s[j])))
+            prec = np.linalg.inv(basis.T @ cov @ basis) + p * (1 - p) * np.outer(
+                basis.T @ g, basis.T @ g)
+            return float(np.trace(a_ss @ basis @ np.linalg.inv(prec) @ basis.T))
+
+        best = min(((i, j) for i in range(n) for j in range(i + 1, n)), key=lambda c: after(*c))
+        first = got.iloc[0]
+        assert (items.index(first["item_a"]), items.index(first["item_b"])) == best
+        assert first["target_se"] ** 2 == pytest.approx(after(*best), rel=1e-9)
+
+
+def test_cli_next_for_a_human_calibration_run(tmp_path, capsys):
+    """bayescal next on a human-calibration run writes human comparisons (no judge column,
+    the human file's format) and refuses --judges there."""
+    from bayescal import simulate_dial as sd
+    from bayescal.charts import comparison_verdicts
+    from bayescal.cli import main
+
+    par = sd.truth(6, 3, 1, random_seed=3)
+    llm = sd.llm(par, 2000, random_seed=5)
+    v = comparison_verdicts(llm)
+    items, judges = np.asarray(llm.items), np.asarray(llm.judges)
+    pd.DataFrame({"item_a": items[v["item_i"]], "item_b": items[v["item_j"]],
+                  "outcome": v["outcome"], "judge": judges[v["judge"]],
+                  "order": v["order"]}).to_csv(tmp_path / "llm.csv", index=False)
+    hum = sd.human(par, 200, random_seed=6)
+    h = comparison_verdicts(hum)
+    pd.DataFrame({"item_a": items[h["item_i"]], "item_b": items[h["item_j"]],
+                  "outcome": h["outcome"]}).to_csv(tmp_path / "human.csv", index=False)
+    assert main(["fit", "human-calibration", str(tmp_path / "llm.csv"), "--human",
+                 str(tmp_path / "human.csv"), "--method", "mle", "--llm-weight", "2",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = tmp_path / "next.csv"
+    assert main(["next", str(tmp_path / "run"), "--budget", "8", "--out", str(out)]) == 0
+    ask = pd.read_csv(out)
+    assert list(ask.columns) == ["item_a", "item_b", "outcome"] and len(ask) == 8
+    capsys.readouterr()
+    assert main(["next", str(tmp_path / "run"), "--budget", "8", "--judges", "human",
+                 "--out", str(tmp_path / "n2.csv")]) == 2
+    assert "--judges does not apply" in capsys.readouterr().err
