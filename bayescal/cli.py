@@ -1533,13 +1533,15 @@ def _next(args: argparse.Namespace) -> int:
 def _next_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     nxt = sub.add_parser(
         "next", help="choose the next comparisons to collect for a fitted leaderboard",
-        description="From a judge-discrimination-btl run folder (bayescal fit ... --out "
-        "RUN_DIR), choose the next --budget verdicts (item pair and judge) that most lower the "
-        "variance of the target: every pairwise contrast by default, one contrast (--target "
-        "A,B) or the top-k set (--top K). Writes a CSV in the tidy verdict format with an "
-        "empty outcome column to fill in and append.")
+        description="From a judge-discrimination-btl or human-calibration run folder (bayescal "
+        "fit ... --out RUN_DIR), choose the next --budget verdicts (item pair, and the judge; "
+        "human comparisons for human-calibration) that most lower the variance of the target: "
+        "every pairwise contrast by default, one contrast (--target A,B) or the top-k set "
+        "(--top K). Writes a CSV in the tidy verdict format with an empty outcome column to "
+        "fill in and append.")
     nxt.add_argument("run_dir", type=_existing_dir, metavar="RUN_DIR",
-                     help="a run folder of bayescal fit judge-discrimination-btl")
+                     help="a run folder of bayescal fit judge-discrimination-btl or "
+                     "human-calibration")
     nxt.add_argument("--budget", type=_positive_int, required=True,
                      help="number of comparisons to choose")
     nxt.add_argument("--out", required=True, metavar="FILE",

@@ -105,24 +105,8 @@ COLUMNS = ("design", "theta", "theta_test", "q0", "q1", "corr", "m", "n", "metho
 
 
 # ============================================================================= verdicts
-def band(reps: Any, prob: float = PROB, k: float = BAND_SD) -> Any:
-    """Half-width k·sqrt(prob(1 − prob)/R) of the band a valid interval's coverage falls in."""
-    r = np.asarray(reps, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return k * np.sqrt(prob * (1 - prob) / r)
-
-
-def verdict(coverage: float, reps: int, prob: float = PROB) -> str:
-    """``holds`` / ``under`` / ``over`` the binomial band of :func:`band`; ``refused`` when the
-    row gave no interval in any replicate."""
-    if reps == 0 or not np.isfinite(coverage):
-        return "refused"
-    half = float(band(reps, prob))
-    if coverage < prob - half:
-        return "under"
-    if coverage > prob + half:
-        return "over"
-    return "holds"
+_bands = _sibling("bands")  # the one binomial band of the validation studies
+band, verdict = _bands.band, _bands.verdict
 
 
 def _metrics(est: np.ndarray, lower: np.ndarray, upper: np.ndarray, truth: float

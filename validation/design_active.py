@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import bands
 import numpy as np
 import pandas as pd
 
@@ -42,7 +43,6 @@ def one(theta: float, delta: float, seed: int, floor: float, n_items: int = 2000
 
 def run(cells: list[tuple[float, float]], reps: int) -> pd.DataFrame:
     rows = []
-    band = 3 * np.sqrt(LEVEL * (1 - LEVEL) / reps)
     for c, (theta, delta) in enumerate(cells):
         res = {}
         for name, floor in (("uniform", 1.0), ("active", 0.2)):
@@ -53,8 +53,7 @@ def run(cells: list[tuple[float, float]], reps: int) -> pd.DataFrame:
             ratio = width / res["uniform"][:, 1].mean()
             rows.append({"theta": theta, "delta": delta, "design": name, "coverage": cover,
                          "width": width, "width_ratio": ratio,
-                         "verdict": "holds" if abs(cover - LEVEL) <= band
-                         else ("under" if cover < LEVEL else "over")})
+                         "verdict": bands.verdict(cover, reps, LEVEL)})
     return pd.DataFrame(rows)
 
 
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     reps = args.reps or (400 if args.quick else 2000)
     table = run(cells, reps)
     print(f"N = 2000, m0 = 50 random labels, then about 150 by design; {reps} replicates per "
-          f"cell; 95 % intervals; band ±{3 * np.sqrt(LEVEL * (1 - LEVEL) / reps):.4f}")
+          f"cell; 95 % intervals; band ±{bands.band(reps, LEVEL):.4f}")
     print(table.round({"coverage": 3, "width": 4, "width_ratio": 3}).to_string(index=False))
     return 0
 

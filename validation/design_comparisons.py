@@ -34,6 +34,7 @@ import dataclasses
 import sys
 import warnings
 
+import bands
 import numpy as np
 import pandas as pd
 from scipy.special import expit
@@ -128,9 +129,8 @@ def run(reps: int, n_items: int = 20, n0: int = 600, budget: int = 400, batches:
     table["budget_saved"] = n_total * (base["mean_se"] / table["mean_se"]) ** 2 - n_total
     table["boundary_budget_saved"] = (n_total * (base["boundary_se"] / table["boundary_se"]) ** 2
                                       - n_total)
-    band = 3 * table["coverage_sd"]
-    table["verdict"] = np.where((table["coverage"] - LEVEL).abs() <= band, "holds",
-                                np.where(table["coverage"] < LEVEL, "under", "over"))
+    table["verdict"] = [bands.verdict(c, reps, LEVEL, half=3 * sd)
+                        for c, sd in zip(table["coverage"], table["coverage_sd"], strict=True)]
     return table
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import bands
 import numpy as np
 import pandas as pd
 
@@ -87,10 +88,7 @@ def labels_saved(theta: float, q0: float, q1: float, m_total: int) -> float:
 
 
 def verdict(covered: np.ndarray) -> str:
-    r = covered.size
-    band = 3 * np.sqrt(LEVEL * (1 - LEVEL) / r)
-    c = covered.mean()
-    return "holds" if abs(c - LEVEL) <= band else ("under" if c < LEVEL else "over")
+    return bands.verdict(float(covered.mean()), covered.size, LEVEL)
 
 
 def run(cells: list[tuple[float, float, float]], reps: int, n_items: int, m0: int,
@@ -128,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     table = run(cells, reps, 2000, args.m0, args.budget)
     print(f"N = 2000, first batch m0 = {args.m0} random, then B = {args.budget} labels; "
           f"{reps} replicates per cell; 95 % intervals; band ±3 sd "
-          f"({3 * np.sqrt(LEVEL * (1 - LEVEL) / reps):.4f})")
+          f"({bands.band(reps, LEVEL):.4f})")
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(table.round({"coverage": 3, "width": 4, "bias": 4, "width_ratio": 3,
                            "labels_saved": 1}).to_string(index=False))

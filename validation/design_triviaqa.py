@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import bands
 import numpy as np
 import pandas as pd
 
@@ -63,7 +64,6 @@ def run(judges: list[str], reps: int) -> pd.DataFrame:
     frame = datasets.triviaqa_judges()
     y = frame["human"].to_numpy(float)
     truth = y.mean()
-    band = 3 * np.sqrt(LEVEL * (1 - LEVEL) / reps)
     rows = []
     for judge in judges:
         yhat = frame[judge].to_numpy(float)
@@ -74,8 +74,7 @@ def run(judges: list[str], reps: int) -> pd.DataFrame:
             widths[how] = float(np.mean(ci[:, 1] - ci[:, 0]))
             rows.append({"judge": judge, "design": how, "coverage": cover,
                          "width": widths[how], "width_ratio": widths[how] / widths["random"],
-                         "verdict": "holds" if abs(cover - LEVEL) <= band
-                         else ("under" if cover < LEVEL else "over")})
+                         "verdict": bands.verdict(cover, reps, LEVEL)})
     return pd.DataFrame(rows)
 
 
@@ -88,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     reps = args.reps or (100 if args.quick else 500)
     table = run(judges, reps)
     print(f"TriviaQA, 3,200 answers, 10 % labelled per split; {reps} splits; 95 % intervals for "
-          f"the all-human accuracy; band ±{3 * np.sqrt(LEVEL * (1 - LEVEL) / reps):.4f}")
+          f"the all-human accuracy; band ±{bands.band(reps, LEVEL):.4f}")
     print(table.round({"coverage": 3, "width": 4, "width_ratio": 3}).to_string(index=False))
     return 0
 
