@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from bayescal.schema import SAMPLE_DIMS, term_labels
+from bayescal.schema import term_labels
 
 if TYPE_CHECKING:
     from bayescal.frequentist._core import Estimate
