@@ -25,6 +25,7 @@ _LAZY = {
     "IdentificationWarning": "bayescal.identify",
     "Labels": "bayescal.data",
     "Ratings": "bayescal.data",
+    "adjust_to_sandwich": "bayescal.adjust",
     "compare": "bayescal.compare",
     "contrasts": "bayescal.contrasts",
     "datasets": "bayescal.datasets",

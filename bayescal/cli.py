@@ -826,6 +826,8 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
         model = entry.build(data, **{**entry.options_for("build", options), "llm_weight": lam})
         kwargs = _sampling(args) if args.method == "nuts" else {}
         result = bc.fit(model, args.method, **kwargs, **entry.fit_kwargs(model))
+        if args.method == "nuts":
+            out.notes.append(hm.power_posterior_note(lam))
     out.fits[args.method] = result
     if args.baselines:
         from bayescal.frequentist import dial_baselines as db

@@ -200,3 +200,26 @@ side = pd.DataFrame({
     "posterior sd": draws.std(("chain", "draw")).values,
 }, index=list(llm.items))
 print(side.round(3).to_string())
+
+# %% [markdown]
+# The posterior sd and the MLE's standard error answer different questions, so they need not
+# agree: at λ̂ = λ₀/10 (w = 0.1) vicuna-13b's posterior sd is about 0.1 against a standard error
+# of 0.066, and the other items' sds are 1.0–1.3 times theirs. The power posterior weighs each
+# LLM verdict $w = \lambda n_h/n_l$ times a human comparison; its spread is the inverse
+# curvature of that tempered objective. The MLE's standard error is the sandwich of DIAL's
+# Theorem 4 at the same fixed λ (here `information="auto"`, the per-verdict sandwich): tempering scales the LLM curvature by $w$ but the LLM score variance by $w^2$, so at
+# $w < 1$ the posterior counts the LLM-determined directions as less certain than the fixed-λ
+# estimator is (by up to $1/w$ in variance), while dependence among a judge's verdicts on a
+# pair, which the cluster sandwich counts and the posterior does not, works the other way. The
+# credible intervals are therefore not confidence intervals at λ̂. Where those are wanted,
+# `bc.adjust_to_sandwich` moves the draws to the MLE's covariance, keeping the posterior's
+# centre: $\tilde\theta = \bar\theta + \Sigma_S^{1/2}\Sigma_P^{-1/2}(\theta - \bar\theta)$
+# (Müller 2013; Ribatet, Cooley and Davison 2012). Its sd is the MLE se by construction, and
+# `bc.summarize` labels it "sandwich-adjusted".
+
+# %%
+adjusted = bc.adjust_to_sandwich(post, est, var_names=["human_ability"])
+side["adjusted sd"] = adjusted["posterior"]["human_ability"].std(("chain", "draw")).values
+side["sd ratio"] = side["posterior sd"] / side["MLE se"]
+print(side.round(3).to_string())
+print(bc.summarize(adjusted)[["method", "estimate", "lower", "upper"]].round(3).to_string())

@@ -7,6 +7,8 @@
   own loose bounds.
 * ``validation/coverage.py --quick`` (the judge-mean coverage battery): every default row of
   ``judge_mean.estimate`` in every design, binomial-band verdicts known to hold and to fail.
+* ``validation/dial_power_posterior.py --quick`` (DIAL's power posterior): its Laplace spread is
+  the fixed-λ observed covariance at w = 1 and wider than it at w < 1, as the theory says.
 """
 
 from __future__ import annotations
@@ -266,3 +268,34 @@ def test_coverage_battery_quick_verdicts_in_the_binomial_band(battery: dict) -> 
     two = table[table["design"] == "two_judges"]
     assert sorted(two["corr"]) == [0.0, 0.6]
     assert _row(table, "two_judges", "mle_two_judges", corr=0.0)["verdict"] == "holds"
+
+
+def test_dial_power_posterior_quick_laplace_is_the_theory() -> None:
+    """The study's Laplace covariance (finite differences of the twin's power log-likelihood)
+    is the twin's ``observed`` covariance at w = 1 (the joint likelihood: curvature = meat), and
+    at w = 0.1 exceeds it in the Loewner order by a clear margin (tempering divides the LLM
+    curvature by 1/w, its model-based meat by 1/w²: H⁻¹ against H⁻¹(I_h + wλI_l)H⁻¹; not a
+    Loewner order in a finite sample, where the observed and expected human curvatures differ,
+    so the median SD ratio is checked). The quick run prints one row per interval.
+
+    Catches: a Laplace step that drops the power w (it would equal the observed covariance at
+    w = 0.1 too), a sign or scale slip in the finite-difference Hessian, a coverage table that
+    lost a method."""
+    v = _load("dial_power_posterior")
+    par = v.sd.truth(v.N, v.K, v.R, random_seed=7)
+    data = v.dataset(par, llm_per_cell=12, raters=30, per_rater=5, rho=0.0, seed=8)
+    n_l = float(data.subset([j for j in data.judges if j != "human"]).count.sum())
+    ratios = {}
+    for w in (1.0, 0.1):
+        lam = w * n_l / 150
+        est = v.hc.fit(data, rank=v.R, llm_weight=lam, information="observed")
+        obs = est.cov[: v.N, : v.N]
+        lap = v.laplace_cov(est, data, lam)
+        if w == 1.0:
+            np.testing.assert_allclose(lap, obs, rtol=0, atol=1e-4 * np.abs(obs).max())
+        ratios[w] = float(np.median(np.sqrt(np.diag(lap) / np.diag(obs))))
+    assert ratios[1.0] == pytest.approx(1.0, abs=1e-4)
+    assert ratios[0.1] > 1.05
+    out = v.run(["--quick"])
+    assert list(out["table"]["interval"]) == ["laplace", "wald"]
+    assert out["table"]["coverage"].between(0, 1).all() and len(out["rows"]) == 4

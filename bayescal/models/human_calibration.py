@@ -7,7 +7,21 @@ Debiased LLM Judges with Adaptive Human Preference Calibration", 2026). With
 .. math:: p_\lambda(\zeta\mid\text{data}) \propto \pi(\zeta)\,\exp\{-n_h[\ell_h + \lambda\ell_l]\}
           = \pi(\zeta)\,L_h(\zeta)\,L_l(\zeta)^{w},\qquad w = \lambda\,n_h/n_l,
 
-so λ = n_l/n_h (w = 1) is ordinary joint Bayes and λ = 0 the human-only model. The human
+so λ = n_l/n_h (w = 1) is ordinary joint Bayes and λ = 0 the human-only model.
+
+**What it targets.** Its centre is the fixed-λ estimate ζ̂_λ of the twin (the flat-prior mode
+is exactly the twin's minimiser of q_λ), and its spread is the inverse curvature of the tempered
+objective, ≈ H⁻¹/n_h with H = ∇²q_λ. The twin's fixed-λ covariance (DIAL Theorem 4) is the
+sandwich H⁻¹(V_h + λ²τV_l)H⁻¹/n_h, τ = n_h/n_l. Tempering changes the curvature (the LLM part of
+H is λI_l) but not the meat: the LLM score variance the meat counts is λ²τV_l = wλV_l. So with
+independent, correctly specified verdicts the power posterior overstates the LLM-determined
+variance by 1/w at w < 1 (and understates it at w > 1), and the (judge, pair) dependence the
+cluster sandwich counts (V_l above I_l) pulls the other way; only at w = 1 with independent
+verdicts do the two agree. Its credible intervals are a generalised-Bayes belief update that
+weighs each LLM verdict w times a human comparison, not confidence intervals at the fixed λ:
+:func:`bayescal.adjust_to_sandwich` gives a posterior with the sandwich's spread
+(:func:`power_posterior_note`; ``validation/dial_power_posterior.py`` for coverage). The human
+
 comparisons are the observed variable ``outcome``, **one entry per human comparison** (dim
 ``comparison``), so the ``log_likelihood`` group holds them only and ``az.loo`` is
 leave-one-human-comparison-out with all LLM data kept — the analogue of GACV. The LLM verdicts
@@ -59,7 +73,7 @@ from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["Design", "Priors", "build", "choose_by_loo", "cut_posterior", "design", "initvals",
-           "llm_logp", "llm_stage"]
+           "llm_logp", "llm_stage", "power_posterior_note"]
 
 
 @dataclass(frozen=True)
@@ -286,6 +300,16 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
         pm.CustomDist("outcome", d, logp=_human_logp, random=_draw_human,
                       observed=des.human_y, dims="comparison")
     return model
+
+
+def power_posterior_note(llm_weight: float) -> str:
+    """What a power posterior at λ = ``llm_weight`` is (the note a run records beside it)."""
+    return (f"power posterior at λ = {llm_weight:g} (LLM likelihood tempered by w = λ n_h/n_l): "
+            "its spread is the inverse curvature of the tempered objective, not the fixed-λ "
+            "sandwich of the MLE (tempering scales the LLM curvature by w, the LLM score "
+            "variance by w²; clustered verdicts add to the latter); for intervals with the "
+            "sandwich's spread use bayescal.adjust_to_sandwich(posterior, estimate) with the "
+            "MLE at the same λ")
 
 
 def llm_stage(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
