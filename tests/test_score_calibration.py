@@ -13,6 +13,7 @@ from bayescal.data import DataError, Ratings
 from bayescal.frequentist import MLEBoundaryError
 from bayescal.frequentist import score_calibration as scf
 from bayescal.models import score_calibration as sc
+from bayescal.predictive import central_set
 
 TRUTH = {"cutpoint_first": -1.0, "cutpoint_log_gap": np.log([1.0, 0.8, 1.2]),
          "log_increment": np.log([0.8, 0.5, 1.0, 0.7])}
@@ -238,3 +239,14 @@ def test_nuts_calibration_table_matches_the_posterior() -> None:
     assert ((narrow["upper"] - narrow["lower"]) < (table["upper"] - table["lower"])).all()
     with pytest.raises(ValueError, match="prob"):
         sc.calibration_table(post, prob=95)
+    # predictive_sets: the set rule on the table's posterior predictive columns, in scale values
+    sets = sc.predictive_sets(post, 0.8)
+    rule = central_set(probs, 0.8)
+    np.testing.assert_array_equal(sets["lower"], rule.lower + 1)
+    np.testing.assert_array_equal(sets["upper"], rule.upper + 1)
+    np.testing.assert_allclose(sets["mass"], rule.mass)
+    # the twin's importance-sampled posterior predictive is the same distribution (its Monte
+    # Carlo error and the 300 NUTS draws' are each ~0.01 per probability)
+    pred, ess = scf.posterior_predictive(small, priors=sc.Priors(), random_seed=1)
+    assert ess > 100
+    np.testing.assert_allclose(pred, probs, atol=0.04)

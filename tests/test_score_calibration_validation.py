@@ -44,3 +44,20 @@ def test_quick_tables(quick: dict) -> None:
     assert not quick["stopping"].empty and not quick["wilcoxon"].empty
     contrast = quick["cumulative_contrast"]
     assert (contrast["cumulative_mae"] > 0).all() and "sqm" in contrast.index
+
+
+@pytest.mark.slow
+def test_sets_study_quick() -> None:
+    """``validation/score_calibration_sets.py --quick`` (80 data sets of 30 anchors): the MAP
+    plug-in's randomised 80 % set is below its 99 % band of 0.8, the posterior predictive's holds
+    it (the default-run test in test_score_calibration_sets.py checks the same on its own seed)."""
+    spec = importlib.util.spec_from_file_location(
+        "validation_score_calibration_sets", ROOT / "validation" / "score_calibration_sets.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.run(["--quick"])
+    plug = table.loc[(30, "MAP plug-in", "randomised")]
+    post = table.loc[(30, "posterior predictive", "randomised")]
+    assert plug["coverage"] + plug["band"] < 0.8
+    assert abs(post["coverage"] - 0.8) < post["band"]

@@ -38,10 +38,11 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayescal.data import Ratings
+from bayescal.predictive import central_set
 from bayescal.priors import check_prior_sd
 from bayescal.schema import resolve_prob
 
-__all__ = ["Priors", "build", "calibration_table"]
+__all__ = ["Priors", "build", "calibration_table", "predictive_sets"]
 
 
 @dataclass(frozen=True)
@@ -163,3 +164,24 @@ def calibration_table(result: xr.DataTree, prob: float | None = None, *,
     out["lower"], out["upper"] = q.values[0], q.values[1]
     out["prob"] = prob
     return out
+
+
+def predictive_sets(result: xr.DataTree, prob: float | None = None, *,
+                    ci_prob: float | None = None) -> pd.DataFrame:
+    r"""Per judge level: the central predictive set of a new item's human score at ``prob``.
+
+    From the posterior predictive :math:`\bar p_j = E[P(H = \cdot \mid J = j) \mid
+    \text{anchors}]` (posterior mean of ``calibrated_probability``), never a plug-in of point
+    estimates, which is too narrow on few anchors (card, coverage table). Columns ``lower``,
+    ``upper`` (the conservative set, scale values), ``mass`` (its predictive mass, ≥ prob),
+    ``lower_weight`` / ``upper_weight`` (the randomised set keeps those boundary levels with
+    these probabilities; its mass is exactly prob: :mod:`bayescal.predictive`), ``prob``.
+    """
+    prob = resolve_prob(prob, ci_prob)  # ci_prob: ArviZ's name; default 0.95
+    p = result["posterior"]["calibrated_probability"].mean(("chain", "draw"))
+    levels = np.asarray(p["human_level"].values).astype(np.int64)
+    sets = central_set(p.values, prob)
+    return pd.DataFrame({"lower": levels[sets.lower], "upper": levels[sets.upper],
+                         "mass": sets.mass, "lower_weight": sets.lower_weight,
+                         "upper_weight": sets.upper_weight, "prob": prob},
+                        index=pd.Index(p["judge_level"].values, name="judge_level"))
