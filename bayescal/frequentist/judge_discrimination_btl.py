@@ -35,6 +35,10 @@ verdicts cannot bound its discrimination (no verdicts, only ties, one pair decid
 when a judge's discrimination runs to 0 or to infinity at the fitted scores; the MAP and NUTS
 fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the prior.
 
+``fit(..., ties="davidson")`` fits Davidson's (1970, JASA 65) trinomial tie model instead, with
+a tie parameter ν_k per judge: a full likelihood, so its default covariance is the expected
+information (``observed`` and ``sandwich`` also offered, ``cluster`` refused).
+
 See ``models/judge_discrimination_btl.md``.
 """
 
