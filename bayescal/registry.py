@@ -387,9 +387,9 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
             Option("scale", str, "log", "scale of the discriminations' Wald interval (log: "
                    "positive; natural: the paper's)", ("fit",), ("log", "natural"),
                    cli="discrimination-scale"),
-            Option("ties", str, "half", "tie model of the PyMC model and the twin's loglik "
+            Option("ties", str, "half", "tie model of the PyMC model and of the twin "
                    "(half: half a win each way; davidson: Davidson 1970, a tie parameter per "
-                   "judge)", ("build", "loglik"), ("half", "davidson")),
+                   "judge)", ("build", "fit", "loglik"), ("half", "davidson")),
         ),
         simulation=Simulation(_simulate_judge_discrimination,
                               MappingProxyType({"default": {}, "frame": {"as_frame": True}})),

@@ -606,7 +606,7 @@ def test_model_options_reach_the_twin(verdicts_csv, tmp_path):
         got = load_run(out).summary
         pd.testing.assert_series_equal(got["upper"], want["upper"], check_names=False)
         assert load_run(out).meta["options"] == {"discrimination": True, "scale": "log",
-                                                 **kwargs}
+                                                 "ties": "half", **kwargs}
 
 
 def _frame_of(data) -> pd.DataFrame:

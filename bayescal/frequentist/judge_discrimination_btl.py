@@ -35,6 +35,10 @@ verdicts cannot bound its discrimination (no verdicts, only ties, one pair decid
 when a judge's discrimination runs to 0 or to infinity at the fitted scores; the MAP and NUTS
 fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the prior.
 
+``fit(..., ties="davidson")`` fits Davidson's (1970, JASA 65) trinomial tie model instead, with
+a tie parameter ν_k per judge: a full likelihood, so its default covariance is the expected
+information (``observed`` and ``sandwich`` also offered, ``cluster`` refused).
+
 See ``models/judge_discrimination_btl.md``.
 """
 
@@ -418,6 +422,7 @@ def fit(
     correction: str | None = None,
     penalty: PriorsLike | None = None,
     scale: Scale = "log",
+    ties: str = "half",
 ) -> Estimate:
     """Maximum-likelihood fit of the judge-discrimination BTL with Wald covariance.
 
@@ -451,6 +456,15 @@ def fit(
         ``wald``, γ̂ ± z·se, the paper's interval (it can cross zero for a near-noise judge).
         The ``se`` column is the natural-scale standard error either way; abilities are always
         on the natural scale.
+    ties : {"half", "davidson"}
+        ``"half"`` (the paper's): a tie is half a win each way, a quasi-likelihood with ties.
+        ``"davidson"``: Davidson's (1970) trinomial likelihood with a tie parameter ν_k per
+        judge (``tie`` in the estimate, interval on the log scale like γ). It is a full
+        likelihood, so ``"auto"`` resolves to ``expected`` (the trinomial's Fisher
+        information); ``observed`` and ``sandwich`` are offered; ``cluster`` is refused (the
+        cluster records carry wins and counts, not each record's ties). ``penalty`` may carry
+        ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (ValueError) when the data
+        hold no tie or a judge never tied (its ν has its MLE at 0).
 
     Returns
     -------
@@ -479,10 +493,15 @@ def fit(
     FewClustersWarning
         Fewer than max(30, 5 p) clusters for p free parameters.
     """
-    request = covariance.request(
-        information, cluster=cluster, correction=correction, supported=covariance.KINDS,
-        data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
-        quasi=data.quasi_likelihood, model="judge_discrimination_btl")
+    if ties not in ("half", "davidson"):
+        raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
+    if ties == "davidson":
+        request = _davidson_request(data, information, cluster, correction)
+    else:
+        request = covariance.request(
+            information, cluster=cluster, correction=correction, supported=covariance.KINDS,
+            data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
+            quasi=data.quasi_likelihood, model="judge_discrimination_btl")
     if scale not in ("log", "natural"):
         raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
     if penalty is not None:
@@ -490,6 +509,14 @@ def fit(
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)
     weighted = discrimination and data.n_judges > 1
+    if ties == "davidson":
+        if penalty is None or penalty.ability_sd is None:
+            require_mle(data)
+        if weighted:
+            _require_bounded_judges(
+                data, penalized=penalty is not None and penalty.discrimination_sd is not None)
+        return _fit_davidson(data, weighted=weighted, request=request, penalty=penalty,
+                             scale=scale)
     records = None
     if request.kind == "cluster":
         records = _cluster_records(data, request, weighted)
@@ -616,6 +643,279 @@ def _estimate(
                   for name in ds.data_vars},
         loglik=ll,
         converged=bool(info["converged"]),
+        info={**info, "discrimination": weighted, "scale": scale,
+              "n_verdicts": float(data.n_rows)},
+    )
+
+
+# ---- Davidson (1970) ties: the trinomial likelihood, fitted in (s, log γ, log ν) ----------
+#
+# Kept apart from the half-win path above: one cell's verdicts are a trinomial with logits
+# (η/2, λ, -η/2), λ = log ν_k, a softmax with canonical predictors Bᵀ(η, λ), B = [[½, 0],
+# [0, 1], [-½, 0]]; so the per-verdict information in (η, λ) is Bᵀ(diag p - p pᵀ)B and does not
+# depend on the outcomes (the observed information differs from it only through ∂²η/∂θ²).
+
+_DAVIDSON_KINDS = ("expected", "observed", "sandwich")
+
+
+@dataclass(frozen=True)
+class _Trinomial:
+    cells: _Cells
+    wins: NDArray[np.float64]
+    ties: NDArray[np.float64]
+    losses: NDArray[np.float64]
+    weighted: bool
+
+    @property
+    def size(self) -> int:
+        """Raw parameters: s (N), log γ (K, judge-aware only), log ν (K)."""
+        return self.cells.n_items + (2 if self.weighted else 1) * self.cells.n_judges
+
+
+def _trinomial(data: Comparisons, weighted: bool) -> _Trinomial:
+    c = _cells(data, True)  # ν is per judge in both variants
+    wins, ties, losses = data.collapse(order=True).outcome_counts()
+    return _Trinomial(c, wins, ties, losses, weighted)
+
+
+def _davidson_split(raw: NDArray[np.float64], d: _Trinomial) -> tuple[NDArray[np.float64], ...]:
+    n, k = d.cells.n_items, d.cells.n_judges
+    alpha = raw[n:n + k] if d.weighted else np.zeros(k)
+    return raw[:n], alpha, raw[-k:]
+
+
+def _davidson_design(
+    d: _Trinomial, gamma: NDArray[np.float64], eta: NDArray[np.float64]
+) -> tuple[sp.csr_array, sp.csr_array]:
+    """Sparse ∂η_c/∂θ and ∂λ_c/∂θ (cells x raw parameters)."""
+    c = d.cells
+    rows = np.arange(len(c.k))
+    cols, vals = [c.i, c.j], [gamma, -gamma]
+    if d.weighted:
+        cols.append(c.n_items + c.k)
+        vals.append(eta)
+    g_eta = sp.csr_array((np.concatenate(vals), (np.tile(rows, len(cols)), np.concatenate(cols))),
+                         shape=(len(rows), d.size))
+    g_lam = sp.csr_array((np.ones(len(rows)), (rows, d.size - c.n_judges + c.k)),
+                         shape=(len(rows), d.size))
+    return g_eta, g_lam
+
+
+def _davidson_quadratic(
+    g_eta: sp.csr_array, g_lam: sp.csr_array, a: NDArray[np.float64], b: NDArray[np.float64],
+    e: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """Σ_c J_cᵀ [[a, b], [b, e]]_c J_c with J_c = (∂η_c/∂θ; ∂λ_c/∂θ)."""
+    cross = g_eta.T @ (g_lam * b[:, None])
+    out = g_eta.T @ (g_eta * a[:, None]) + cross + cross.T + g_lam.T @ (g_lam * e[:, None])
+    return np.asarray(out.toarray())
+
+
+def _davidson_derivatives(
+    raw: NDArray[np.float64], d: _Trinomial, hessian: bool
+) -> tuple[float, NDArray[np.float64], dict[str, Any]]:
+    """Log-likelihood, gradient in raw (s, log γ, log ν) and, on request, the expected and
+    observed information and the per-cell pieces of the sandwich meat."""
+    c = d.cells
+    s, alpha, lam = _davidson_split(raw, d)
+    gamma, eta = _predictor(s, alpha, c)
+    logits = np.stack([eta / 2, lam[c.k], -eta / 2], axis=1)
+    log_d = np.logaddexp.reduce(logits, axis=1)
+    p_w, p_t, p_l = np.exp(logits - log_d[:, None]).T
+    n = d.wins + d.ties + d.losses
+    ll = float(np.sum(d.wins * eta / 2 + d.ties * lam[c.k] - d.losses * eta / 2 - n * log_d))
+    r_eta = (d.wins - d.losses) / 2 - n * (p_w - p_l) / 2
+    r_lam = d.ties - n * p_t
+    grad = np.zeros(d.size)
+    grad[:c.n_items] = (np.bincount(c.i, r_eta * gamma, c.n_items)
+                        - np.bincount(c.j, r_eta * gamma, c.n_items))
+    if d.weighted:
+        grad[c.n_items:c.n_items + c.n_judges] = np.bincount(c.k, r_eta * eta, c.n_judges)
+    grad[-c.n_judges:] = np.bincount(c.k, r_lam, c.n_judges)
+    parts: dict[str, Any] = {"p": (p_w, p_t, p_l)}
+    if not hessian:
+        return ll, grad, parts
+    g_eta, g_lam = _davidson_design(d, gamma, eta)
+    diff = p_w - p_l
+    expected = _davidson_quadratic(g_eta, g_lam, n * (p_w + p_l - diff**2) / 4,
+                                   -n * p_t * diff / 2, n * p_t * (1 - p_t))
+    curvature = np.zeros((d.size, d.size))
+    if d.weighted:
+        # ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = η, as in the half-win model
+        rows = c.n_items + c.k
+        np.add.at(curvature, (c.i, rows), r_eta * gamma)
+        np.add.at(curvature, (c.j, rows), -r_eta * gamma)
+        curvature[c.n_items:, :c.n_items] = curvature[:c.n_items, c.n_items:].T
+        np.add.at(curvature, (rows, rows), r_eta * eta)
+    parts.update(expected=expected, observed=expected - curvature, g_eta=g_eta, g_lam=g_lam)
+    return ll, grad, parts
+
+
+def _davidson_meat(d: _Trinomial, parts: dict[str, Any]) -> NDArray[np.float64]:
+    """Σ_t s_t s_tᵀ over verdicts: per cell, each outcome o's score Bᵀ(e_o - p) in (η, λ)."""
+    p_w, p_t, p_l = parts["p"]
+    diff = p_w - p_l
+    u_eta = ((1 - diff) / 2, -diff / 2, -(1 + diff) / 2)  # win, tie, loss
+    u_lam = (-p_t, 1 - p_t, -p_t)
+    counts = (d.wins, d.ties, d.losses)
+    a = sum(m * ue**2 for m, ue in zip(counts, u_eta, strict=True))
+    b = sum(m * ue * ul for m, ue, ul in zip(counts, u_eta, u_lam, strict=True))
+    e = sum(m * ul**2 for m, ul in zip(counts, u_lam, strict=True))
+    return _davidson_quadratic(parts["g_eta"], parts["g_lam"], a, b, e)
+
+
+def _davidson_chart(d: _Trinomial) -> NDArray[np.float64]:
+    """blockdiag(A_s, A_α, I): free coordinates -> raw (s, log γ, log ν); ν is unconstrained."""
+    base = _chart(d.cells, d.weighted)
+    k = d.cells.n_judges
+    jac = np.zeros((d.size, base.shape[1] + k))
+    jac[:base.shape[0], :base.shape[1]] = base
+    jac[base.shape[0]:, base.shape[1]:] = np.eye(k)
+    return jac
+
+
+def _davidson_require(data: Comparisons, d: _Trinomial) -> None:
+    """Refuse data on which some ν_k has its MLE at the boundary 0 (a judge that never tied)."""
+    tied = np.bincount(d.cells.k, d.ties, d.cells.n_judges)
+    if not tied.any():
+        raise ValueError("ties='davidson' needs tied verdicts: these data hold none, so the tie "
+                         "parameter ν is not identified (its MLE is 0). Use ties='half', which "
+                         "is the Bernoulli likelihood exactly on tie-free data.")
+    never = [str(data.judges[k]) for k in np.flatnonzero(tied == 0)]
+    if never:
+        raise ValueError(f"ties='davidson': judge(s) {never} gave no tie, so their tie parameter "
+                         "ν is not identified (its MLE is 0). Fit the judges that tie "
+                         "(Comparisons.subset), or use ties='half'.")
+
+
+def _davidson_request(
+    data: Comparisons, information: Information, cluster: str | None, correction: str | None
+) -> Request:
+    """The covariance request of the Davidson fit, refused before fitting for a cluster kind."""
+    if information == "cluster" or cluster is not None or (
+            information == "auto" and data.cluster_key is not None):
+        why = ("the data carry the cluster key " f"{data.cluster_key!r}" if cluster is None
+               and information == "auto" else "a cluster covariance was asked for")
+        raise ValueError(
+            f"ties='davidson' has no cluster-robust covariance ({why}): the cluster records "
+            "hold each record's wins and count but not its ties, which the trinomial score "
+            "needs. Pass information='sandwich' (verdicts independent) or 'expected', or fit "
+            "ties='half' with information='cluster'.")
+    request = covariance.request(information, correction=correction,
+                                 supported=_DAVIDSON_KINDS, model="judge_discrimination_btl "
+                                 "(ties='davidson')")
+    if information == "auto":
+        # a full likelihood of the verdicts: its Fisher information is valid without the sandwich
+        request = replace(request, reason="ties='davidson' is the full trinomial likelihood of "
+                          "the verdicts, so its expected information is valid")
+    return request
+
+
+def _fit_davidson(
+    data: Comparisons, *, weighted: bool, request: Request, penalty: PriorsLike | None,
+    scale: Scale,
+) -> Estimate:
+    """MLE (or penalized MLE) of Davidson's model; see :func:`fit`."""
+    from scipy.optimize import minimize
+
+    d = _trinomial(data, weighted)
+    _davidson_require(data, d)
+    c = d.cells
+    prec = np.zeros(d.size)
+    if penalty is not None:
+        prec[: d.size - c.n_judges] = _precision(c, weighted, penalty)
+        tie_sd = getattr(penalty, "tie_sd", None)
+        check_prior_sd("tie_sd", tie_sd)
+        if tie_sd is not None:
+            prec[-c.n_judges:] = 1.0 / tie_sd**2
+    jac = _davidson_chart(d)
+    scale_t = 1.0 / (d.wins + d.ties + d.losses).sum()
+
+    def objective(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        raw = jac @ theta
+        ll, grad, _ = _davidson_derivatives(raw, d, hessian=False)
+        return (-(ll - 0.5 * np.sum(prec * raw**2)) * scale_t,
+                -(jac.T @ (grad - prec * raw)) * scale_t)
+
+    def hess(theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        observed = _davidson_derivatives(jac @ theta, d, hessian=True)[2]["observed"]
+        return jac.T @ (observed + np.diag(prec)) @ jac * scale_t
+
+    theta0 = np.zeros(jac.shape[1])
+    # at η = 0, P(tie) = ν/(2 + ν): start each ν at its judge's tie odds, 2 t / (w + l)
+    tied = np.bincount(c.k, d.ties, c.n_judges)
+    decided = np.bincount(c.k, d.wins + d.losses, c.n_judges)
+    theta0[-c.n_judges:] = np.log(2 * np.maximum(tied, 0.5) / np.maximum(decided, 0.5))
+    # trust-exact handles the indefinite Hessian away from the optimum (the likelihood is not
+    # concave in log γ), and converges quadratically near it
+    res = minimize(objective, theta0, jac=True, hess=hess, method="trust-exact",
+                   options={"gtol": _GRAD_TOL, "maxiter": _MAX_ITER})
+    raw = jac @ res.x
+    ll, grad, parts = _davidson_derivatives(raw, d, hessian=True)
+    max_grad = float(np.max(np.abs(jac.T @ (grad - prec * raw))))
+    converged = max_grad * scale_t < _STALL_GRAD_TOL
+    if not converged or np.max(np.abs(raw)) > _RUNAWAY:
+        raise MLEBoundaryError(
+            f"the Davidson MLE was not found (largest gradient {max_grad:.3g} after {res.nit} "
+            "iterations, largest |parameter| "
+            f"{np.max(np.abs(raw)):.3g}): a parameter runs to a boundary on these data. Use the "
+            "MAP or NUTS fit of the PyMC model (ties='davidson'), whose priors keep it finite.")
+    s, alpha, lam = _davidson_split(raw, d)
+    if weighted and (penalty is None or penalty.discrimination_sd is None):
+        centred = alpha - alpha.mean()
+        out = np.flatnonzero(np.abs(centred) > _LOG_DISCRIMINATION_MAX)
+        if out.size:
+            raise MLEBoundaryError(
+                f"the Davidson MLE puts the discrimination of judge(s) "
+                f"{[data.judges[k] for k in out]} at a factor > e^{_LOG_DISCRIMINATION_MAX:g} "
+                "from the geometric mean: at the boundary in practice. Use the MAP or NUTS fit.")
+    observed = parts["observed"] + np.diag(prec)
+    bread = jac.T @ (parts["expected"] + np.diag(prec) if request.kind == "expected"
+                     else observed) @ jac
+    eig = np.linalg.eigvalsh(bread)
+    if eig[0] <= 1e-12 * eig[-1]:
+        raise IdentificationError(
+            "the Davidson information matrix is singular at the estimate (eigenvalues from "
+            f"{eig[0]:.2g} to {eig[-1]:.2g}): some parameters are not identified")
+    if request.kind == "sandwich":
+        cov_free = covariance.sandwich(bread, jac.T @ _davidson_meat(d, parts) @ jac)
+    else:
+        cov_free = np.linalg.inv(bread)
+    cov_raw = jac @ cov_free @ jac.T
+    info = {"optimizer": "trust-exact", "iterations": int(res.nit),
+            "max_abs_gradient": max_grad, "converged": True, **request.as_info(),
+            "n_clusters": None, "ties": "davidson"}
+    return _davidson_estimate(data, s, alpha, lam, cov_raw, weighted, ll, penalty, info, scale)
+
+
+def _davidson_estimate(
+    data: Comparisons, s: NDArray[np.float64], alpha: NDArray[np.float64],
+    lam: NDArray[np.float64], cov_raw: NDArray[np.float64], weighted: bool, ll: float,
+    penalty: PriorsLike | None, info: dict[str, Any], scale: Scale,
+) -> Estimate:
+    judges = {"judge": list(data.judges)}
+    params = {"ability": xr.DataArray(s, dims="item", coords={"item": list(data.items)})}
+    # delta method: d γ / d log γ = γ, d ν / d log ν = ν
+    blocks = [np.ones(data.n_items)]
+    if weighted:
+        params["discrimination"] = xr.DataArray(np.exp(alpha), dims="judge", coords=judges)
+        blocks.append(np.exp(alpha))
+    params["tie"] = xr.DataArray(np.exp(lam), dims="judge", coords=judges)
+    blocks.append(np.exp(lam))
+    dpar = np.concatenate(blocks)
+    ds = xr.Dataset(params)
+    terms = tuple(label for name, da in ds.data_vars.items()
+                  for label in term_labels(str(name), da))
+    positive = {"discrimination", "tie"}
+    return Estimate(
+        method="mle" if penalty is None else "penalized-mle",
+        params=ds,
+        cov=cov_raw * np.outer(dpar, dpar),
+        terms=terms,
+        interval={name: "wald-log" if name in positive and scale == "log" else "wald"
+                  for name in ds.data_vars},
+        loglik=ll,
+        converged=True,
         info={**info, "discrimination": weighted, "scale": scale,
               "n_verdicts": float(data.n_rows)},
     )
