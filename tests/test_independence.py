@@ -85,3 +85,15 @@ def test_twin_warns_on_dependent_judges_and_records_the_statistic():
         est = mf.fit(ind)
     assert est.info["independence_p_value"] > 0.01
     assert "independence_g2" not in mf.fit(ind, judges=["j0"]).info
+
+
+def test_pymc_model_warns_as_the_twin_does():
+    """build() runs the same test on the same labelled patterns: it warns on dependent judges
+    and not on independent ones. Catches: the PyMC path printing intervals silently."""
+    from bayescal.models import misclassification as mm
+
+    with pytest.warns(ConditionalDependenceWarning, match="G² = "):
+        mm.build(_labels(np.random.default_rng(3), 200, 800, 3, 2.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConditionalDependenceWarning)
+        mm.build(_labels(np.random.default_rng(4), 200, 800, 3, 0.0))
