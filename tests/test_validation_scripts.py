@@ -203,3 +203,12 @@ def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> Non
     assert set(grid["method"]) == {"dial", "nopos"} and (grid["failed"] == 0).all()
     nopos = grid[grid["method"] == "nopos"]
     assert (nopos["rmse_b"].nunique() == 1) and (nopos["slope_b"] == 0).all()
+
+
+def test_conditional_independence_quick_prints_both_tables(capsys, monkeypatch) -> None:
+    """validation/conditional_independence.py --quick runs and prints the size/power table
+    with its binomial bands (TriviaQA skipped without data). Catches: the script rotting."""
+    monkeypatch.delenv("BAYESCAL_DATA", raising=False)
+    _load("conditional_independence").main(["--quick"])
+    out = capsys.readouterr().out
+    assert "band@0.05" in out and "TriviaQA: set BAYESCAL_DATA" in out
