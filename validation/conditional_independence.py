@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few replicates (seconds)")
     args = parser.parse_args(argv)
-    reps, splits = (40, 20) if args.quick else (400, 300)
+    reps, splits = (20, 10) if args.quick else (400, 300)
     pd.set_option("display.width", 200)
     print("size and power (parametric-bootstrap p, 199 draws):")
     print(size_power(reps).fillna("").to_string(index=False, float_format="%.3f"))
