@@ -9,6 +9,8 @@
   ``judge_mean.estimate`` in every design, binomial-band verdicts known to hold and to fail.
 * ``validation/dial_power_posterior.py --quick`` (DIAL's power posterior): its Laplace spread is
   the fixed-λ observed covariance at w = 1 and wider than it at w < 1, as the theory says.
+* ``validation/conditional_independence.py --quick``: the size/power table of the judges'
+  conditional-independence test runs.
 """
 
 from __future__ import annotations
@@ -299,3 +301,12 @@ def test_dial_power_posterior_quick_laplace_is_the_theory() -> None:
     out = v.run(["--quick"])
     assert list(out["table"]["interval"]) == ["laplace", "wald"]
     assert out["table"]["coverage"].between(0, 1).all() and len(out["rows"]) == 4
+
+
+def test_conditional_independence_quick_prints_both_tables(capsys, monkeypatch) -> None:
+    """validation/conditional_independence.py --quick runs and prints the size/power table
+    with its binomial bands (TriviaQA skipped without data). Catches: the script rotting."""
+    monkeypatch.delenv("BAYESCAL_DATA", raising=False)
+    _load("conditional_independence").main(["--quick"])
+    out = capsys.readouterr().out
+    assert "band@0.05" in out and "TriviaQA: set BAYESCAL_DATA" in out

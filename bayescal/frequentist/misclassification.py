@@ -90,6 +90,7 @@ from bayescal.data.labels import LabelPatterns
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import ConvergenceWarning, Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
+from bayescal.independence import ConditionalDependenceWarning, labelled_test
 from bayescal.priors import check_beta_prior
 from bayescal.schema import term_labels
 
@@ -665,6 +666,10 @@ def fit(
         ``kappa="positive"`` and a judge whose calibration labels give κ̂ < 0.
     ConvergenceWarning
         The optimizer stopped without reaching a stationary point (``converged`` is False).
+    ConditionalDependenceWarning
+        K ≥ 2 judges whose labels are dependent given the human label on the labelled items
+        (:func:`bayescal.independence.labelled_test`, bootstrap p below 0.01); the statistic
+        is in ``info`` (``independence_g2``, ``_df``, ``_p_value``) whenever it is testable.
     """
     if algorithm not in ("newton", "em"):
         raise ValueError(f"algorithm must be 'newton' or 'em', got {algorithm!r}")
@@ -738,6 +743,13 @@ def fit(
         cov = (cov + cov.T) / 2
     else:
         cov = covariance.sandwich(observed, _meat(x, pat))
+    # K >= 2: the model's conditional independence is testable on the labelled items
+    cal = ~pat.test
+    test = labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal])
+    if test is not None:
+        info.update(test.as_info())
+        if test.rejects:
+            warnings.warn(test.message(), ConditionalDependenceWarning, stacklevel=2)
     info.update(
         req.as_info(),
         algorithm=algorithm,

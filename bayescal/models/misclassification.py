@@ -74,6 +74,7 @@ from scipy.stats import beta as beta_dist
 from bayescal.data import Labels
 from bayescal.data.labels import LabelPatterns
 from bayescal.identify import IdentificationWarning
+from bayescal.independence import ConditionalDependenceWarning, labelled_test
 from bayescal.priors import check_beta_prior
 
 __all__ = ["Priors", "build"]
@@ -299,6 +300,9 @@ def build(
         switching; the posterior can be bimodal).
     UserWarning
         Under ``"positive"``, a judge whose calibration labels give κ̂ < 0.
+    ConditionalDependenceWarning
+        K ≥ 2 judges whose labels are dependent given the human label on the labelled items
+        (:func:`bayescal.independence.labelled_test`, the twin's test).
     """
     if kappa not in ("nonzero", "positive"):
         raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
@@ -326,6 +330,12 @@ def build(
         )
     if kappa == "positive" and (conflict := pat.negative_kappa()) is not None:
         warnings.warn(conflict, UserWarning, stacklevel=2)
+    # the K-judge likelihood assumes conditional independence given Y; the labelled items
+    # test it without any fitted parameter, so the model warns as the twin does
+    cal = ~pat.test
+    independence = labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal])
+    if independence is not None and independence.rejects:
+        warnings.warn(independence.message(), ConditionalDependenceWarning, stacklevel=2)
     coords = {"judge": list(pat.judges), "pattern": pat.names}
     a0, b0 = (float(v) for v in priors.specificity)
     a1, b1 = (float(v) for v in priors.sensitivity)
