@@ -8,7 +8,8 @@ enter through their sufficient statistics.
 
 Estimation: maximum likelihood in the free zero-sum coordinates :math:`s = A_s u`,
 :math:`\log\gamma = A_\alpha v` (orthonormal Helmert bases), by Newton's method with the
-analytic gradient and Hessian, damped (Levenberg–Marquardt) where the Hessian is not definite.
+analytic gradient and Hessian, damped (Levenberg–Marquardt) where the Hessian is not definite,
+started from the unweighted BTL fit; each iteration costs O(cells + N² + NK) (the card's "Cost").
 
 Intervals: Wald, from a covariance in the free coordinates mapped back to
 :math:`(s, \log\gamma)` by :math:`J \Sigma J^\top`, and to :math:`\gamma` by the delta method
