@@ -304,6 +304,24 @@ def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
     return jac
 
 
+def _helmert_t(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A^T x for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n) per column.
+
+    Row k of A^T x (k = 1..n-1) is (x_1 + ... + x_k - k x_{k+1}) / sqrt(k(k+1)): a prefix sum,
+    where a dense product costs O(n²) per column (the whole run's cost at 1000 items).
+    """
+    k = np.arange(1, len(x), dtype=np.float64).reshape((-1,) + (1,) * (x.ndim - 1))
+    return (np.cumsum(x, axis=0)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
+
+
+def _free_hessian(h: NDArray[np.float64], n_items: int, weighted: bool) -> NDArray[np.float64]:
+    """J^T h J for J = blockdiag(A_s, A_α) of :func:`_chart`, by Helmert prefix sums."""
+    def rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        top = _helmert_t(x[:n_items])
+        return np.vstack([top, _helmert_t(x[n_items:])]) if weighted else top
+    return rows(rows(h).T).T
+
+
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
     """Diagonal prior precision in the raw coordinates (zero where a prior is flat or absent)."""
     prec = np.zeros(c.n_items + (c.n_judges if weighted else 0))
@@ -336,7 +354,8 @@ def _optimize(
         ll, grad, hess, _ = _derivatives(raw[:n_items], alpha, c, weighted, hessian)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
         g_free = -(jac.T @ (grad - prec * raw)) * scale
-        h_free = None if hess is None else -(jac.T @ (hess - np.diag(prec)) @ jac) * scale
+        h_free = (None if hess is None
+                  else -_free_hessian(hess - np.diag(prec), n_items, weighted) * scale)
         return value, g_free, h_free
 
     def trial_value(theta: NDArray[np.float64]) -> float:
