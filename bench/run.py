@@ -21,7 +21,7 @@ NUTS                   bc.fit nutpie 4 x 1000, 45 x 18 / 1M verdicts:   ≤ 25 s
                        first fit (compiles) and a second fit of the
                        same structure (new data, no recompilation)
 judge-aware MLE        twin fit + Wald at 1M verdicts, 18 judges, 20 /  choix
-                       45 / 100 / 300 models; plain BT twin             ilsr_pairwise_dense;
+                       45 / 100 / 300 / 1000 models; plain BT twin      ilsr_pairwise_dense;
                                                                         Arena-style BT with
                                                                         sandwich (statsmodels
                                                                         GLM, HC0); ≤ 1 s and
@@ -467,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             "big_rows": 1_000_000 if quick else 10_000_000,
             "nuts_items": 10 if quick else 45, "nuts_judges": 4 if quick else 18,
             "nuts_verdicts": 20_000 if quick else 1_000_000, "draws": 200 if quick else 1000,
-            "mle_items": [20, 45] if quick else [20, 45, 100, 300],
+            "mle_items": [20, 45] if quick else [20, 45, 100, 300, 1000],
             "mle_verdicts": 100_000 if quick else 1_000_000,
             "mean_items": 100_000 if quick else 1_000_000}
     sections = [s for s in SECTIONS if quick is False or s != "low_rank"]

@@ -669,3 +669,23 @@ def test_signatures_priors_and_coordinates(data):
         jdf.loglik({"ability": np.zeros(5), "discrimination": np.ones(3)}, data)
     est = jdf.fit(data)
     assert est.converged is True and est.info["converged"] is True
+
+
+@pytest.mark.parametrize(("n_items", "n_judges", "weighted"), [(6, 4, True), (7, 1, False),
+                                                               (2, 2, True)])
+def test_free_hessian_is_the_dense_chart_product(n_items, n_judges, weighted):
+    """The Newton step's Hessian in the free coordinates, formed by Helmert prefix sums, equals
+    the dense J^T H J with J from ``zero_sum_basis``. Catches an off-by-one in the prefix sum
+    (x_{k+1} taken as x_k), a wrong normalisation, or the log γ block transformed with the
+    abilities' basis."""
+    from bayescal.basis import zero_sum_basis
+
+    size = n_items + (n_judges if weighted else 0)
+    h = np.random.default_rng(3).normal(size=(size, size))
+    h = h + h.T
+    jac = zero_sum_basis(n_items)
+    if weighted:
+        jac = np.block([[jac, np.zeros((n_items, n_judges - 1))],
+                        [np.zeros((n_judges, n_items - 1)), zero_sum_basis(n_judges)]])
+    np.testing.assert_allclose(jdf._free_hessian(h, n_items, weighted), jac.T @ h @ jac,
+                               rtol=0, atol=1e-12)
