@@ -28,6 +28,7 @@ KNOWN_ARXIV = {
     "2601.21817": "Xu, Tan, Wu & Zhou (2026), judge-aware ranking",
     "2605.05073": "Yu et al. (2026), heterogeneous judge-aware ranking (HJA)",
     "2611.00447": "Subasic, Rabinovich & Chen (2026), streaming quantile matching",
+    "2306.05685": "Zheng et al. (2023), judging LLM-as-a-judge with MT-Bench and Chatbot Arena",
 }
 
 # (pattern, what it is, what to write instead). Built from pieces so this file does not match.

@@ -66,6 +66,7 @@ from bayescal.schema import resolve_prob, term_labels, wald_interval
 
 __all__ = [
     "debiased_probability",
+    "feature_effect_contrasts",
     "fit",
     "gradient",
     "loglik",
@@ -453,7 +454,7 @@ def _estimate(
         interval={name: "wald" for name in ds.data_vars},
         loglik=ll,
         converged=bool(info["converged"]),
-        info={**info, "n_verdicts": float(data.n_rows),
+        info={**info, "n_verdicts": float(data.n_rows), "humans": list(data.humans),
               "n_verdicts_per_judge": dict(zip(data.judges, n_k.tolist(), strict=True))},
     )
 
@@ -513,6 +514,76 @@ def order_effect_tests(estimate: Estimate, *, pairwise: bool = True) -> pd.DataF
     for fam in out["family"].unique():
         sel = (out["family"] == fam).to_numpy()
         out.loc[sel, "p_holm"] = _holm(out.loc[sel, "p_value"].to_numpy())
+    return out
+
+
+def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
+                             humans: list[str] | None = None) -> pd.DataFrame:
+    r"""Each judge's feature effect relative to a human judge: :math:`\beta_{kf} - \beta_{hf}`.
+
+    The headline "bias relative to humans" of issue 19: a judge that rewards length by
+    :math:`\beta_k` where humans reward it by :math:`\beta_h` has excess length bias
+    :math:`\beta_k - \beta_h`. Wald intervals with
+    :math:`\mathrm{se}^2 = v_{kk} + v_{hh} - 2v_{kh}` from the estimate's covariance (the cross
+    term is non-zero only under a cluster key shared by the judges, e.g. a battle judged by an
+    LLM and a human), and the two-sided normal p-value of :math:`\beta_{kf} = \beta_{hf}`.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        From :func:`fit` on data with comparison features.
+    prob : float, optional
+        Interval probability (default 0.95).
+    humans : list of str, optional
+        The reference judge(s); default the judges marked ``humans`` in the data
+        (``Estimate.info["humans"]``).
+
+    Returns
+    -------
+    DataFrame
+        One row per (judge, human, feature) with the judge not a human: ``judge``, ``human``,
+        ``feature``, ``estimate``, ``se``, ``lower``, ``upper``, ``statistic``, ``p_value``,
+        ``prob``.
+
+    Raises
+    ------
+    ValueError
+        The estimate has no ``feature_effect``; no human judge is given or marked; a human
+        that is not a judge; every judge is a human.
+    """
+    prob = resolve_prob(prob)
+    if "feature_effect" not in estimate.params:
+        raise ValueError("the estimate has no feature_effect: fit data built with "
+                         "Comparisons.from_frame(..., features=...)")
+    beta = estimate.params["feature_effect"]
+    judges = [str(j) for j in beta.coords["judge"].values]
+    features = [str(f) for f in beta.coords["feature"].values]
+    refs = list(humans) if humans is not None else list(estimate.info.get("humans", []))
+    if not refs:
+        raise ValueError("no human judge: mark them in the data (Comparisons.from_frame(..., "
+                         f"humans=[...])) or pass humans=; judges are {judges}")
+    unknown = [h for h in refs if h not in judges]
+    if unknown:
+        raise ValueError(f"humans {unknown} are not judges of the estimate; judges are {judges}")
+    machines = [j for j in judges if j not in refs]
+    if not machines:
+        raise ValueError(f"every judge {judges} is a human: there is nothing to contrast")
+    pos = {t: r for r, t in enumerate(estimate.terms)}
+    rows = []
+    for h in refs:
+        for k in machines:
+            for f in features:
+                a, c = pos[f"feature_effect[{k}, {f}]"], pos[f"feature_effect[{h}, {f}]"]
+                var = estimate.cov[a, a] + estimate.cov[c, c] - 2 * estimate.cov[a, c]
+                rows.append((k, h, f, float(beta.sel(judge=k, feature=f) - beta.sel(judge=h,
+                                                                                   feature=f)),
+                             float(np.sqrt(max(var, 0.0)))))
+    out = pd.DataFrame(rows, columns=["judge", "human", "feature", "estimate", "se"])
+    out["lower"], out["upper"] = wald_interval(out["estimate"].to_numpy(),
+                                               out["se"].to_numpy(), prob, "wald")
+    out["statistic"] = out["estimate"] / out["se"]
+    out["p_value"] = 2 * ndtr(-np.abs(out["statistic"]))
+    out["prob"] = prob
     return out
 
 
