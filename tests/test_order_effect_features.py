@@ -93,6 +93,16 @@ def test_discrete_features_aggregate_and_the_plain_path_is_unchanged(frame):
     np.testing.assert_array_equal(pooled.wins, plain.wins)
 
 
+def test_subset_keeps_the_features_and_the_judges_fit(data):
+    """Judges share no parameter, so fitting one judge's subset gives that judge's block of the
+    full fit. Catches a subset that drops or misaligns the feature rows."""
+    full = oef.fit(data, information="expected")
+    one = oef.fit(data.subset(["k1"]), information="expected")
+    assert one.params["feature_effect"].shape == (1, 2)
+    np.testing.assert_allclose(one.params["feature_effect"].values[0],
+                               full.params["feature_effect"].sel(judge="k1").values, atol=1e-9)
+
+
 def test_bad_feature_input_is_refused_naming_it(frame):
     """A missing column, a non-number, a repeated name and concat with features are errors
     before any fitting. Catches a NaN feature silently fitted as a number."""
