@@ -132,6 +132,15 @@ def _existing_dir(text: str) -> str:
     return text
 
 
+def _feature_pair(text: str) -> tuple[str, str]:
+    """``A_COLUMN:B_COLUMN`` of ``--feature``."""
+    parts = [t.strip() for t in text.split(":")]
+    if len(parts) != 2 or not all(parts):
+        raise argparse.ArgumentTypeError(f"a feature is A_COLUMN:B_COLUMN (item_a's and item_b's "
+                                         f"columns, e.g. loglen_a:loglen_b), got {text!r}")
+    return parts[0], parts[1]
+
+
 def _names(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
@@ -519,6 +528,17 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
             p.add_argument("--baselines", action="store_true",
                            help="also compute DIAL's baselines (Human-only, Pooled, DIAL-Anc, "
                            "DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC): baselines.csv")
+        if entry.stem == "order_effect_btl":
+            p.add_argument("--feature", type=_feature_pair, action="append", default=None,
+                           metavar="A_COLUMN:B_COLUMN", dest="features",
+                           help="a comparison feature: the columns of item_a's and item_b's "
+                           "values, already transformed (e.g. loglen_a:loglen_b for a log length "
+                           "ratio); repeatable. Adds judge-specific effects feature_effect[judge, "
+                           "feature] of the differences to summary.csv")
+            p.add_argument("--humans", type=_names, default=None, metavar="A,B",
+                           help="judge label(s) that are human raters: with --feature and "
+                           "--method mle, feature_effect_contrasts.csv holds each judge's effect "
+                           "minus the humans' (beta_k - beta_h)")
         _model_flags(p, entry)
         p.add_argument("--method", default="nuts", choices=["mle", "map", "nuts"],
                        help="mle: the frequentist twin (Wald intervals); map: the posterior "
@@ -579,7 +599,8 @@ def _read_comparisons(args: argparse.Namespace, entry: registry.Entry, path: str
     column = _cluster_column(args, frame, path, entry.cluster_keys, entry.cli)
     humans = getattr(args, "humans", None) or ()
     data = Comparisons.from_frame(frame, **columns, cluster=column, fractional=args.fractional,
-                                  humans=humans, outcome_kind=args.outcome_kind)
+                                  humans=humans, outcome_kind=args.outcome_kind,
+                                  features=getattr(args, "features", None))
     return data, frame, layout
 
 
@@ -767,6 +788,12 @@ def _fit_model(args: argparse.Namespace, entry: registry.Entry, data: Any,
         for name in entry.twin_tables:
             out.tables[name] = (entry.twin_table(name)(result),
                                 f"{name.replace('_', ' ')} (from the MLE)")
+        if entry.stem == "order_effect_btl" and data.n_features and data.humans:
+            from bayescal.frequentist.order_effect_btl import feature_effect_contrasts
+
+            out.tables["feature_effect_contrasts"] = (
+                feature_effect_contrasts(result, args.prob),
+                "feature effects relative to the humans, beta_k - beta_h (from the MLE)")
     else:
         model = entry.build(data, **entry.options_for("build", options))
         kwargs = _sampling(args) if args.method == "nuts" else {}
@@ -913,7 +940,9 @@ _KINDS = {"mle": "Wald", "nuts": "posterior equal-tailed", "map": "a point, no i
 _TITLES = {"order_effect_tests": "Wald tests of the order effects b_k = 0 and b_k = b_k' (Holm "
                                  "within each family)",
            "gacv": "GACV over λ (λ = n_l/n_h is the joint MLE)",
-           "baselines": "DIAL's baselines: human scores of every method"}
+           "baselines": "DIAL's baselines: human scores of every method",
+           "feature_effect_contrasts": "feature effects relative to the humans, beta_k - beta_h "
+                                       "(Wald)"}
 
 
 def _print_tables(entry: registry.Entry, tables: Mapping[str, pd.DataFrame], fitted: _Fitted,

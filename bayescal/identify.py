@@ -30,11 +30,13 @@ __all__ = [
     "check",
     "components",
     "discrimination_not_identified",
+    "feature_problems",
     "order_effect",
     "order_effect_rank",
     "order_separation",
     "require_mle",
     "require_order",
+    "require_features_identified",
     "require_order_effect_mle",
     "warn_if_order_unidentified",
     "warn_if_unidentified",
@@ -580,6 +582,81 @@ def warn_if_order_unidentified(data: Comparisons) -> dict[str, OrderIdentificati
                       "the posterior there is bounded only by the prior.",
                       IdentificationWarning, stacklevel=3)
     return ident
+
+
+def _rank(design: np.ndarray) -> int:
+    return int(np.linalg.matrix_rank(design)) if design.size else 0
+
+
+def feature_problems(data: Comparisons) -> dict[str, str]:
+    r"""Comparison features whose judge-specific effects :math:`\beta_{kf}` are not identified.
+
+    For each judge k, with design rows :math:`(e_i - e_j, a, x)` per cell, feature f is refused
+    when its differences (a) are zero for every verdict of the judge, (b) take one value within
+    every (judge, pair): its effect then rests only on the BTL's transitivity across pairs, not
+    on any comparison of the same two items, (c) are proportional to the display order a,
+    (d) are differences :math:`g_i - g_j` of item values (absorbed by the abilities), or
+    (e) lie in the span of the item contrasts, the order and the other features. (b) contains
+    (d) and is checked first; the others are rank tests (SVD) of the judge's cells.
+
+    Returns
+    -------
+    dict of str to str
+        ``"judge 'k', feature 'f'"`` -> the reason, for every failing pair; empty when all
+        effects are identified. Data without features give an empty dict.
+    """
+    out: dict[str, str] = {}
+    if not data.feature_names:
+        return out
+    n = data.n_items
+    for k, judge in enumerate(data.judges):
+        mask = data.judge == k
+        i, j, a = data.item_i[mask], data.item_j[mask], data.order[mask].astype(np.float64)
+        x = data.features[mask]
+        contrasts = np.zeros((len(i), n))
+        rows = np.arange(len(i))
+        contrasts[rows, i], contrasts[rows, j] = 1.0, -1.0
+        base = np.column_stack([contrasts, a])
+        pair = i * n + j
+        _, code = np.unique(pair, return_inverse=True)
+        for f, name in enumerate(data.feature_names):
+            col = x[:, f]
+            where = f"judge {judge!r}, feature {name!r}"
+            scale = max(float(np.max(np.abs(col))), 1.0) if len(col) else 1.0
+            if not np.any(np.abs(col) > 1e-12 * scale):
+                out[where] = "its difference x_a - x_b is zero for every verdict"
+                continue
+            low = np.full(code.max() + 1, np.inf)
+            high = np.full(code.max() + 1, -np.inf)
+            np.minimum.at(low, code, col)
+            np.maximum.at(high, code, col)
+            if np.all(high - low <= 1e-9 * scale):
+                out[where] = ("it takes one value within every pair (e.g. each item's answer "
+                              "has one length): its effect cannot be told from the items' "
+                              "abilities; it needs pairs compared with different feature values")
+                continue
+            if _rank(np.column_stack([a, col])) < 2:
+                out[where] = "it is proportional to the display order a (confounded with b_k)"
+                continue
+            others = np.delete(x, f, axis=1)
+            rest = np.column_stack([base, others])
+            if _rank(np.column_stack([rest, col])) == _rank(rest):
+                what = ("the item contrasts and the display order" if not others.shape[1]
+                        or _rank(np.column_stack([base, col])) == _rank(base)
+                        else "the item contrasts, the display order and the other features")
+                out[where] = f"it is a linear combination of {what}"
+    return out
+
+
+def require_features_identified(data: Comparisons) -> None:
+    """Raise :class:`IdentificationError` naming each judge and feature whose effect is not
+    identified (:func:`feature_problems`); nothing to do without features."""
+    bad = feature_problems(data)
+    if bad:
+        raise IdentificationError(
+            "the feature effects are not identified: "
+            + "; ".join(f"{where}: {why}" for where, why in bad.items())
+            + ". Drop the feature, transform it, or fit the judges it fails for without it.")
 
 
 # ---------------------------------------------------------------------------- DIAL Condition 4

@@ -28,6 +28,8 @@ KNOWN_ARXIV = {
     "2601.21817": "Xu, Tan, Wu & Zhou (2026), judge-aware ranking",
     "2605.05073": "Yu et al. (2026), heterogeneous judge-aware ranking (HJA)",
     "2611.00447": "Subasic, Rabinovich & Chen (2026), streaming quantile matching",
+    "2306.05685": "Zheng et al. (2023), judging LLM-as-a-judge with MT-Bench and Chatbot Arena",
+    "2310.07641": "Zeng, Yu, Gao, Meng, Goyal & Chen (2023), LLMBar (ICLR 2024)",
 }
 
 # (pattern, what it is, what to write instead). Built from pieces so this file does not match.

@@ -738,8 +738,9 @@ def test_signatures_priors_and_coordinates(data):
     assert list(inspect.signature(oef.loglik).parameters) == ["params", "data"]
     with pytest.raises(TypeError):
         oe.build(data, oe.Priors())  # type: ignore[misc]
-    assert oe.Priors.flat() == oe.Priors(ability_sd=None, order_effect_sd=None)
-    for field in ("ability_sd", "order_effect_sd"):
+    assert oe.Priors.flat() == oe.Priors(ability_sd=None, order_effect_sd=None,
+                                         feature_effect_sd=None)
+    for field in ("ability_sd", "order_effect_sd", "feature_effect_sd"):
         for bad in (0.0, -1.0, float("nan"), float("inf"), "2", True):
             with pytest.raises(ValueError, match=f"{field} must be a finite positive number"):
                 oe.Priors(**{field: bad})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -229,6 +229,13 @@ class Comparisons:
     cluster_count, cluster_wins : ndarray of float
         Verdicts and wins of item i per record; summed over a cell's records they give
         ``count`` and ``wins``.
+    feature_names : tuple of str
+        Names of the comparison features (empty without features).
+    features : ndarray of float
+        (cells x features): each cell's feature differences :math:`x_i - x_j` in the canonical
+        orientation (item i minus item j). With features a cell is a distinct (judge, i, j,
+        order, x): cells stay sufficient statistics where the features take few values, and
+        number at most the verdicts where they are continuous.
     """
 
     items: tuple[str, ...]
@@ -249,6 +256,9 @@ class Comparisons:
     cluster_cell: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     cluster_count: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     cluster_wins: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    # per-cell feature differences x_i - x_j (empty without features); see from_frame(features=)
+    feature_names: tuple[str, ...] = ()
+    features: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -266,6 +276,7 @@ class Comparisons:
         fractional: bool = False,
         cluster: str | None = None,
         outcome_kind: str = "auto",
+        features: Mapping[str, tuple[str, str]] | Sequence[tuple[str, str]] | None = None,
     ) -> Comparisons:
         """Validate a tidy frame of verdicts and aggregate it to cells.
 
@@ -300,6 +311,13 @@ class Comparisons:
             ``"auto"`` (default), whichever of the two each value can be. A value that is both
             (items labelled ``1`` and ``2`` and an outcome ``1``: item_a preferred, or item
             ``"1"``?) is refused in ``"auto"`` unless both readings agree on every row.
+        features : mapping of name to (column_a, column_b), or sequence of (column_a, column_b)
+            Comparison features: per row, the feature of item_a's answer and of item_b's
+            (already transformed by the user, e.g. log lengths for a log length ratio). The
+            cells carry the differences ``x_a - x_b``, turned to ``x_i - x_j`` with the
+            canonical orientation, in :attr:`features`; a sequence names each feature by the
+            two columns' common stem (``loglen_a``, ``loglen_b``: ``loglen``), else
+            ``"column_a-column_b"``. Values must be finite numbers.
 
         Returns
         -------
@@ -312,8 +330,9 @@ class Comparisons:
             0, 1/2, 1 (outside [0, 1] with ``fractional``), an outcome that is both an item's
             label and a code with readings that differ (``outcome_kind``), a self-comparison,
             an order other than +1/-1, a count that is not a positive whole number (not
-            positive with ``fractional``), fewer than two items, or a human label that is not
-            a judge.
+            positive with ``fractional``), fewer than two items, a human label that is not
+            a judge, a feature column that is missing or not a finite number, or two features
+            with one name.
 
         Warns
         -----
@@ -337,7 +356,9 @@ class Comparisons:
             raise DataError("the frame is empty: there are no comparisons to fit")
         named = {"item_a": item_a, "item_b": item_b, "outcome": outcome, "judge": judge,
                  "order": order, "count": count, "cluster": cluster}
-        problems = _column_problems(df, named)
+        feature_columns = _feature_columns(features)
+        problems = _column_problems(
+            df, {**named, "features": [c for pair in feature_columns.values() for c in pair]})
         if problems:
             raise _missing_columns_error(
                 df, problems, "Name the columns with keyword arguments, e.g. "
@@ -446,10 +467,21 @@ class Comparisons:
                 )
         else:
             n = None  # one verdict per row: no column of ones
-        cells = cls._aggregate(items, judges, kk, ia, ib, o, n, y, human_labels)
+        x = _feature_differences(df, feature_columns) if feature_columns else None
+        cells, row_cell = cls._aggregate(items, judges, kk, ia, ib, o, n, y, human_labels,
+                                         x, tuple(feature_columns))
         if cluster is None:
             return cells
         keys = np.asarray(labels_c, dtype=object)[codes_c].astype(str)
+        if row_cell is not None:
+            # with features a (judge, pair, order) key no longer names one cell: use the rows'
+            # own cells from the aggregation
+            clusters, code = np.unique(keys, return_inverse=True)
+            flip = ia > ib
+            w = np.ones(len(df)) if n is None else n
+            return _cluster_sums(replace(cells, cluster_key=str(cluster)),
+                                 tuple(str(c) for c in clusters), code.astype(np.int64),
+                                 row_cell, w, w * np.where(flip, 1.0 - y, y))
         return _with_clusters(cells, str(cluster), keys, kk, ia, ib,
                               np.zeros(len(df), np.int64) if o is None else o,
                               np.ones(len(df)) if n is None else n, y)
@@ -531,7 +563,7 @@ class Comparisons:
             if bad.any():
                 raise DataError(f"order must be +1, -1 or 0 (not recorded); positions "
                                 f"{np.flatnonzero(bad)[:5].tolist()} are not")
-        cells = cls._aggregate(
+        cells, _ = cls._aggregate(
             tuple(items), tuple(judges), k, ia, ib, o, n, y, tuple(humans)
         )
         if cluster is None:
@@ -563,12 +595,17 @@ class Comparisons:
         n: NDArray[np.float64] | None,
         y: NDArray[np.float64],
         humans: tuple[str, ...],
-    ) -> Comparisons:
+        x: NDArray[np.float64] | None = None,
+        feature_names: tuple[str, ...] = (),
+    ) -> tuple[Comparisons, NDArray[np.int64] | None]:
         """Sum rows into canonical cells (i < j); flipping a row flips its outcome and order.
 
         ``o`` None means no order recorded (0), ``n`` None one verdict per row. Works in
         place on its own arrays, so that a frame of ten million rows costs a few row-sized
-        arrays beyond itself; the inputs are not changed.
+        arrays beyond itself; the inputs are not changed. With feature differences ``x``
+        (rows x features, item_a minus item_b) flipping a row also negates them, a cell is a
+        distinct (judge, i, j, order, x), and each row's cell index is returned with the
+        cells (None without features).
         """
         n_items = len(items)
         flip = ia > ib
@@ -584,7 +621,17 @@ class Comparisons:
         else:
             key += np.where(flip, -o, o)
             key += 1
-        uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
+        x_cells = None
+        if x is None:
+            uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
+        else:
+            # rows sorted by (cell key, x): a sort, O(rows log rows); the key is exact in a
+            # float64 (below 2^53 for any realistic number of judges and items)
+            signed = np.where(flip[:, None], -x, x)
+            rows, inv = np.unique(np.column_stack([key.astype(np.float64), signed]), axis=0,
+                                  return_inverse=True)
+            inv = inv.ravel()
+            uniq, x_cells = rows[:, 0].astype(np.int64), rows[:, 1:]
         del key
         y = np.array(y, dtype=np.float64)  # a copy: the caller's column stays as it is
         np.subtract(1.0, y, out=y, where=flip)
@@ -601,7 +648,11 @@ class Comparisons:
             wins = np.bincount(inv, weights=y_n, minlength=size)
             y_n *= y
             wins_sq = np.bincount(inv, weights=y_n, minlength=size)
-        return _decoded_cells(items, judges, humans, uniq, count, wins, wins_sq)
+        cells = _decoded_cells(items, judges, humans, uniq, count, wins, wins_sq)
+        if x_cells is None:
+            return cells, None
+        return replace(cells, feature_names=feature_names,
+                       features=np.ascontiguousarray(x_cells)), inv.astype(np.int64)
 
     # ------------------------------------------------------------------ views
     @property
@@ -618,6 +669,11 @@ class Comparisons:
     def n_cells(self) -> int:
         """Number of non-empty cells."""
         return len(self.count)
+
+    @property
+    def n_features(self) -> int:
+        """Number of comparison features F (0 without features)."""
+        return len(self.feature_names)
 
     @property
     def has_order(self) -> bool:
@@ -650,6 +706,10 @@ class Comparisons:
             Merge the two display orders of a (judge, pair) cell.
         judges : bool
             Merge all judges into one judge ``"pooled"``.
+
+        Comparison features are dropped: a pooled cell mixes verdicts with different feature
+        values, so the result serves the models without features (their sufficient statistics
+        stay exact).
         """
         k = np.zeros_like(self.judge) if judges else self.judge
         o = np.zeros_like(self.order) if order else self.order
@@ -702,6 +762,8 @@ class Comparisons:
             wins_sq=self.wins_sq[mask],
             humans=tuple(h for h in self.humans if h in keep),
             n_rows=float(self.count[mask].sum()),
+            feature_names=self.feature_names,
+            features=self.features[mask] if self.feature_names else self.features,
         )
         if not self.clusters:
             return out
@@ -844,11 +906,15 @@ class Comparisons:
         ------
         DataError
             No parts; a name in ``humans`` that is no judge; parts with cluster keys of
-            different names (or only some parts with a key).
+            different names (or only some parts with a key); parts with comparison features.
         """
         parts = list(parts)
         if not parts or not all(isinstance(p, Comparisons) for p in parts):
             raise DataError("concat needs a list of Comparisons")
+        if any(p.feature_names for p in parts):
+            raise DataError("concat does not combine comparison features: build one frame with "
+                            "every judge's verdicts and pass features= to "
+                            "Comparisons.from_frame", argument="features")
         items = tuple(sorted(set().union(*(p.items for p in parts))))
         judges = tuple(sorted(set().union(*(p.judges for p in parts))))
         marked = tuple(sorted(set().union(*(p.humans for p in parts)) | set(humans)))
@@ -903,14 +969,21 @@ class Comparisons:
         ``(item_j first)`` where the display order is recorded; unique, in cell order.
 
         Models use them as the ``cell`` coordinate, so that every table and log-likelihood
-        group names cells by their labels, never by codes.
+        group names cells by their labels, never by codes. With comparison features each label
+        ends in the cell's differences, ``[loglen=0.25]``.
         """
         items = np.asarray(self.items, dtype=object)
         judges = np.asarray(self.judges, dtype=object)
         base = [f"{judges[k]}: {items[i]} vs {items[j]}"
                 for k, i, j in zip(self.judge, self.item_i, self.item_j, strict=True)]
-        return [b + (f" ({items[i] if o == 1 else items[j]} first)" if o else "")
-                for b, i, j, o in zip(base, self.item_i, self.item_j, self.order, strict=True)]
+        out = [b + (f" ({items[i] if o == 1 else items[j]} first)" if o else "")
+               for b, i, j, o in zip(base, self.item_i, self.item_j, self.order, strict=True)]
+        if not self.feature_names:
+            return out
+        # repr of a float round-trips, so distinct feature values give distinct labels
+        return [f"{b} [" + ", ".join(f"{f}={float(v)!r}" for f, v in
+                                     zip(self.feature_names, row, strict=True)) + "]"
+                for b, row in zip(out, self.features, strict=True)]
 
     def cluster_records(self, key: str | None = None) -> ClusterRecords:
         """(cluster, cell) records of a cluster key, for cluster-robust covariances.
@@ -964,7 +1037,8 @@ class Comparisons:
                               np.arange(self.n_cells, dtype=np.int64), self.count, self.wins)
 
     def to_frame(self) -> pd.DataFrame:
-        """The cells as a labelled frame (one row per cell, labels not codes)."""
+        """The cells as a labelled frame (one row per cell, labels not codes; a column per
+        comparison feature holds its difference x_i - x_j)."""
         return pd.DataFrame(
             {
                 "judge": np.asarray(self.judges, dtype=object)[self.judge],
@@ -974,6 +1048,7 @@ class Comparisons:
                 "count": self.count,
                 "wins": self.wins,
                 "wins_sq": self.wins_sq,
+                **{f: self.features[:, c] for c, f in enumerate(self.feature_names)},
             }
         )
 
@@ -984,6 +1059,7 @@ class Comparisons:
             + (f", humans={list(self.humans)}" if self.humans else "")
             + (", display order recorded" if self.has_order else "")
             + (f", {len(self.clusters)} clusters" if self.clusters else "")
+            + (f", features {list(self.feature_names)}" if self.feature_names else "")
             + ")"
         )
 
@@ -1135,3 +1211,54 @@ def _cluster_sums(
         cluster_count=np.bincount(inv, weights=count),
         cluster_wins=np.bincount(inv, weights=wins),
     )
+
+
+def _feature_name(column_a: str, column_b: str) -> str:
+    """A feature's name from its two columns: their common stem (``loglen_a``, ``loglen_b``:
+    ``loglen``), else ``"column_a-column_b"``."""
+    for end_a, end_b in (("_a", "_b"), ("_1", "_2"), ("a", "b")):
+        if (column_a.endswith(end_a) and column_b.endswith(end_b)
+                and column_a[:-len(end_a)] == column_b[:-len(end_b)] and column_a[:-len(end_a)]):
+            return column_a[:-len(end_a)]
+    return f"{column_a}-{column_b}"
+
+
+def _feature_columns(
+    features: Mapping[str, tuple[str, str]] | Sequence[tuple[str, str]] | None,
+) -> dict[str, tuple[str, str]]:
+    """``features=`` of :meth:`Comparisons.from_frame` as name -> (column_a, column_b)."""
+    if features is None:
+        return {}
+    pairs = (list(features.items()) if isinstance(features, Mapping)
+             else [(None, pair) for pair in features])
+    out: dict[str, tuple[str, str]] = {}
+    for name, pair in pairs:
+        if (isinstance(pair, str) or len(pair) != 2
+                or not all(isinstance(c, str) for c in pair)):
+            raise DataError(f"a feature is a pair of columns (column_a, column_b) holding item_a's "
+                            f"and item_b's values; got {pair!r}", argument="features")
+        label = str(name) if name is not None else _feature_name(*pair)
+        if label in out:
+            raise DataError(f"two features are named {label!r}; name them with a mapping, "
+                            "features={'name': (column_a, column_b)}", argument="features")
+        out[label] = (pair[0], pair[1])
+    return out
+
+
+def _feature_differences(df: pd.DataFrame, columns: dict[str, tuple[str, str]]
+                         ) -> NDArray[np.float64]:
+    """Per row and feature, ``x_a - x_b`` (finite numbers, else a DataError naming the rows)."""
+    out = np.empty((len(df), len(columns)))
+    for c, (name, pair) in enumerate(columns.items()):
+        values = []
+        for col in pair:
+            v = _numbers(df[col], col, "features", refuse=False)
+            bad = ~np.isfinite(v)
+            if bad.any():
+                raise DataError(
+                    f"feature {name!r}: column {col!r} must hold finite numbers; rows "
+                    f"{_rows(df.index, bad)} have {df[col][bad][:_MAX_LISTED].tolist()}",
+                    argument="features")
+            values.append(v)
+        out[:, c] = values[0] - values[1]
+    return out

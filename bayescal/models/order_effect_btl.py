@@ -11,8 +11,14 @@ name                          dims          meaning (paper symbol)
 ============================  ============  ================================================
 ``ability``                   judge, item   judge k's position-debiased score, sum zero (s_k)
 ``order_effect``              judge         order (position) effect (b_k)
+``feature_effect``            judge,        effect of the comparison features' differences
+                              feature       (beta_k; only with features)
 ``outcome``                   cell          wins of item i per (judge, i, j, order) cell
 ============================  ============  ================================================
+
+With comparison features (``Comparisons.from_frame(features=...)``) the logit is
+:math:`s_{ki} - s_{kj} + a\,b_k + \beta_k^\top(x_i - x_j)` (issue 19's generalisation of
+model (1)) and a cell is a distinct (judge, i, j, order, x).
 
 The likelihood is evaluated on cells (judge, i, j, order) with the Bernoulli kernel
 :math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,\mathrm{softplus}(\eta)` of
@@ -31,7 +37,11 @@ import pytensor.tensor as pt
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.identify import require_order, warn_if_order_unidentified
+from bayescal.identify import (
+    require_features_identified,
+    require_order,
+    warn_if_order_unidentified,
+)
 from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
@@ -51,20 +61,26 @@ class Priors:
     order_effect_sd : float or None
         σ of ``order_effect ~ Normal(0, σ)`` (1: a first-position odds ratio within a factor of
         about 7 a priori; the real judges of DIAL and PRD lie well inside). ``None`` is flat.
+    feature_effect_sd : float or None
+        σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature, in logits per unit of
+        the feature's difference (1: for a log length ratio, doubling an answer's length moves
+        the odds by a factor within about 4 a priori). Used only with features; ``None`` is flat.
     """
 
     ability_sd: float | None = 2.0
     order_effect_sd: float | None = 1.0
+    feature_effect_sd: float | None = 1.0
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
         check_prior_sd("order_effect_sd", self.order_effect_sd)
+        check_prior_sd("feature_effect_sd", self.feature_effect_sd)
 
     @classmethod
     def flat(cls) -> Priors:
-        """Flat priors on both blocks: the MAP is the maximum-likelihood estimate."""
-        return cls(ability_sd=None, order_effect_sd=None)
+        """Flat priors on every block: the MAP is the maximum-likelihood estimate."""
+        return cls(ability_sd=None, order_effect_sd=None, feature_effect_sd=None)
 
 
 def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
@@ -80,13 +96,17 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
     Returns
     -------
     pymc.Model
-        Free ``ability`` (judge x item, sum zero per judge) and ``order_effect`` (judge);
-        observed ``outcome`` over ``cell`` (labelled ``judge: item_i vs item_j (item first)``).
+        Free ``ability`` (judge x item, sum zero per judge), ``order_effect`` (judge) and,
+        with features, ``feature_effect`` (judge x feature); observed ``outcome`` over
+        ``cell`` (labelled ``judge: item_i vs item_j (item first)``).
 
     Raises
     ------
     DataError
         Display order not recorded for some cells (named).
+    IdentificationError
+        A comparison feature whose effect the design cannot separate for some judge (named;
+        :func:`bayescal.identify.require_features_identified`): a prior would only hide it.
 
     Warns
     -----
@@ -98,9 +118,12 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be an order_effect_btl.Priors, got {priors!r}")
     require_order(data)
+    require_features_identified(data)
     warn_if_order_unidentified(data)
     coords = {"judge": list(data.judges), "item": list(data.items),
               "cell": data.cell_labels()}
+    if data.n_features:
+        coords["feature"] = list(data.feature_names)
     n_items, n_judges = data.n_items, data.n_judges
     with pm.Model(coords=coords) as model:
         judge = pm.Data("judge_code", data.judge, dims="cell")
@@ -121,6 +144,14 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
         else:
             b = pm.Flat("order_effect", dims="judge")
         eta = ability[judge, item_i] - ability[judge, item_j] + order * b[judge]  # model (1)
+        if data.n_features:
+            x = pm.Data("features", data.features, dims=("cell", "feature"))
+            if priors.feature_effect_sd is not None:
+                beta = pm.Normal("feature_effect", 0.0, priors.feature_effect_sd,
+                                 dims=("judge", "feature"))
+            else:
+                beta = pm.Flat("feature_effect", dims=("judge", "feature"))
+            eta = eta + (x * beta[judge]).sum(axis=1)
         pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=data.wins, dims="cell")
     return model
