@@ -648,6 +648,19 @@ def feature_problems(data: Comparisons) -> dict[str, str]:
     return out
 
 
+def refuse_features(data: Comparisons, model: str) -> None:
+    """Refuse comparison features for a model that has no feature effects.
+
+    The cells of such data still sum exactly, so the fit would run, as a model without the
+    features: an argument the caller named, silently ignored.
+    """
+    if getattr(data, "feature_names", ()):
+        raise DataError(
+            f"the {model} has no feature effects, but the comparisons carry features "
+            f"{list(data.feature_names)}: fit order_effect_btl for judge-specific feature "
+            "effects, or build the Comparisons without features=", argument="features")
+
+
 def require_features_identified(data: Comparisons) -> None:
     """Raise :class:`IdentificationError` naming each judge and feature whose effect is not
     identified (:func:`feature_problems`); nothing to do without features."""

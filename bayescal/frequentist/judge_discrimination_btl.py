@@ -68,6 +68,7 @@ from bayescal.identify import (
     IdentificationError,
     IdentificationWarning,
     discrimination_not_identified,
+    refuse_features,
     require_mle,
 )
 from bayescal.priors import check_prior_sd
@@ -547,6 +548,7 @@ def fit(
     FewClustersWarning
         Fewer than max(30, 5 p) clusters for p free parameters.
     """
+    refuse_features(data, "judge-discrimination BTL")
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     if ties == "davidson":

@@ -63,7 +63,7 @@ from bayescal.data.comparisons import BUILTIN_CLUSTER_KEYS
 from bayescal.dial import canonical, check_rank, n_free_parameters
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.identify import IdentificationError
+from bayescal.identify import IdentificationError, refuse_features
 from bayescal.schema import term_labels
 
 __all__ = ["fit", "gradient", "loglik"]
@@ -568,6 +568,7 @@ def fit(
     FewClustersWarning
         A cluster-robust covariance on few clusters (per judge or overall).
     """
+    refuse_features(data, "low-rank judges model")
     req = covariance.request(information, cluster=cluster, correction=correction,
                              supported=KINDS, data_key=data.cluster_key,
                              builtin_keys=BUILTIN_CLUSTER_KEYS, quasi=data.quasi_likelihood,

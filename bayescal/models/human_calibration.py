@@ -68,7 +68,7 @@ import xarray as xr
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.dial import canonical, check_rank, check_space, check_weight, weight_grid
-from bayescal.identify import IdentificationWarning
+from bayescal.identify import IdentificationWarning, refuse_features
 from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
@@ -261,6 +261,7 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
     pymc.Model
         Sample it with ``initvals=initvals(model)`` (the chart is singular at A = 0).
     """
+    refuse_features(data, "human calibration model")
     priors = priors if priors is not None else Priors()
     des = design(data, rank=rank, space=space, order_effects=order_effects)
     lam = check_weight(llm_weight)

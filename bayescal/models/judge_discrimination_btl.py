@@ -38,6 +38,7 @@ from bayescal.data import Comparisons
 from bayescal.identify import (
     IdentificationWarning,
     discrimination_not_identified,
+    refuse_features,
     warn_if_unidentified,
 )
 from bayescal.models._btl import davidson_logp, draw_wins, kernel_logp
@@ -169,6 +170,7 @@ def build(
         way (a single verdict included); see
         :func:`bayescal.identify.discrimination_not_identified`.
     """
+    refuse_features(data, "judge-discrimination BTL")
     priors = priors if priors is not None else Priors()
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be a judge_discrimination_btl.Priors, got {priors!r}")

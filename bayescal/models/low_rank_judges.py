@@ -54,7 +54,7 @@ import xarray as xr
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.dial import canonical, check_rank, n_free_parameters
-from bayescal.identify import IdentificationWarning
+from bayescal.identify import IdentificationWarning, refuse_features
 from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
@@ -152,6 +152,7 @@ def build(
     IdentificationWarning
         Fewer comparison cells than free parameters: the prior sets part of the answer.
     """
+    refuse_features(data, "low-rank judges model")
     priors = priors if priors is not None else Priors()
     K, N = data.n_judges, data.n_items
     r = check_rank(rank, K, N)

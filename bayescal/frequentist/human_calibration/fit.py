@@ -38,7 +38,7 @@ from bayescal.frequentist.human_calibration.problem import (
     require_fit_data,
 )
 from bayescal import identify
-from bayescal.identify import IdentificationError
+from bayescal.identify import IdentificationError, refuse_features
 from bayescal.schema import term_labels
 
 __all__ = ["LRTest", "calibration_lr_test", "exact_loo", "fit", "gacv", "grid", "loglik"]
@@ -126,6 +126,7 @@ def fit(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     MLEBoundaryError
         λ = 0 and the human BTL MLE does not exist, or the fit did not converge / ran off.
     """
+    refuse_features(data, "human calibration model")
     lam = check_weight(llm_weight)
     _check_anchored(anchored)
     req = _request(data, information, cluster, correction)
