@@ -72,12 +72,14 @@ def bench_twin(data, rank: int, repeats: int) -> dict[str, float]:
             "sweeps": est.info["sweeps"], "lbfgs_iterations": est.info["lbfgs_iterations"]}
 
 
-def bench_nuts(data, rank: int, size: dict, sampler: str, seed: int) -> dict[str, float]:
+def bench_nuts(data, rank: int, size: dict, sampler: str, seed: int,
+               start: str = "ridge") -> dict[str, float]:
     import bayescal as bc
     from bayescal.models import low_rank_judges as lrm
 
     t0, cpu0 = time.perf_counter(), time.process_time()
-    model = lrm.build(data, rank=rank)
+    s0 = twin.fit(data, rank=rank).params["ability"].values if start == "mle" else None
+    model = lrm.build(data, rank=rank, start=s0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bc.DiagnosticWarning)
         post = bc.fit(model, "nuts", draws=size["draws"], tune=size["tune"],
@@ -89,9 +91,13 @@ def bench_nuts(data, rank: int, size: dict, sampler: str, seed: int) -> dict[str
     ess = table.xs("ess_bulk_min", level="check")["value"]
     div = float(table.loc[("sampler", "divergences"), "value"]) if (
         "sampler", "divergences") in table.index else float("nan")
+    stats = post["sample_stats"]
+    steps = float(stats["n_steps"].mean()) if "n_steps" in stats else float("nan")
+    share = lrm.check_reflections(post, warn=False)
     return {"wall_s": wall, "cpu_s": cpu, "rhat_max": float(rhat.max()),
             "rhat_worst": str(rhat.idxmax()), "ess_bulk_min": float(ess.min()),
-            "divergences": div}
+            "divergences": div, "steps_per_draw": steps,
+            "sign_share_min": float(share.min())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start", default="ridge", choices=["ridge", "mle"],
+                        help="scores the PyMC chart is pivoted on and NUTS starts from")
     args = parser.parse_args(argv)
     size = QUICK if args.quick else FULL
     rows = []
@@ -121,12 +129,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  after twin: {_load()}")
         row = {"rank": rank, **{f"twin_{k}": v for k, v in tw.items()}}
         if not args.skip_nuts:
-            nu = bench_nuts(data, rank, size, args.sampler, args.seed)
+            nu = bench_nuts(data, rank, size, args.sampler, args.seed, args.start)
             print(f"  NUTS ({args.sampler}, {size['chains']} x {size['draws']} after "
                   f"{size['tune']} tuning, incl. compilation): {nu['wall_s']:.1f} s wall, "
                   f"{nu['cpu_s']:.1f} s CPU (all threads); max R-hat "
                   f"{nu['rhat_max']:.4f} ({nu['rhat_worst']}), min bulk ESS "
-                  f"{nu['ess_bulk_min']:.0f}, divergences {nu['divergences']:.0f}")
+                  f"{nu['ess_bulk_min']:.0f}, divergences {nu['divergences']:.0f}, "
+                  f"{nu['steps_per_draw']:.1f} leapfrog steps per draw, smallest share of "
+                  f"draws on chain 0's factor signs {nu['sign_share_min']:.3f}")
             print(f"  after NUTS: {_load()}")
             row.update({f"nuts_{k}": v for k, v in nu.items()})
         rows.append(row)
