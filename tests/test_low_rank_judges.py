@@ -597,13 +597,13 @@ def test_the_invariants_posterior_is_the_rotating_charts():
              "disagreement_projector", "space_projector"]
     runs = []
     for model in (lrm.build(d, rank=2), _rotating_model(d, 2)):
-        post = bc.fit(model, "nuts", draws=1000, tune=1000, chains=4, random_seed=11,
+        post = bc.fit(model, "nuts", draws=500, tune=500, chains=4, random_seed=11,
                       check=False, log_likelihood=False)["posterior"].to_dataset()
         post = post[names]
         runs.append((post, azs.ess(post, method="bulk")))
     (new, ess_new), (old, ess_old) = runs
     for n in names:
-        a, b = new[n].values.reshape(4000, -1), old[n].values.reshape(4000, -1)
+        a, b = new[n].values.reshape(2000, -1), old[n].values.reshape(2000, -1)
         e1, e2 = ess_new[n].values.ravel(), ess_old[n].values.ravel()
         sd = np.maximum(a.std(axis=0), b.std(axis=0))
         keep = sd > 1e-8  # guards the division against an entry constant in both runs
