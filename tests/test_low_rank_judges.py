@@ -587,8 +587,10 @@ def test_the_invariants_posterior_is_the_rotating_charts():
     out independently in ``_rotating_model``) within Monte-Carlo error, |Δ| ≤ 4.5 SE with the SE
     of a mean sd·√(1/ESS₁ + 1/ESS₂) and of an SD sd·√(1/(2ESS₁) + 1/(2ESS₂)) (normal-theory,
     from each run's bulk ESS); 4.5 keeps the family-wise false alarm below 1 % over the ~200
-    comparisons. A missing or wrong volume factor ∏T_ii^(r−i) shifts the loadings' spread,
-    the singular values and so the SDs of S and the projectors, and fails."""
+    comparisons. Catches a chart that changes the model (a pivot basis that is not orthogonal,
+    loadings that miss part of the judge space, a likelihood on another S). It does NOT catch a
+    missing volume factor ∏T_ii^(r−i): with that factor removed this test still passed (checked),
+    the likelihood swamps it here; ``test_the_chart_volume_is_the_lq_jacobian`` pins it."""
     import arviz_stats as azs
 
     truth = simulate.low_rank_judges_truth(5, 4, 2, random_seed=7)
