@@ -10,8 +10,8 @@ arXiv:2605.05073, Condition 3)
 and calibrates a human score vector :math:`s_h = M c` in the span of :math:`M = \mu` or
 :math:`M = W`, weighting the LLM likelihood by λ. Both the PyMC models
 (:mod:`bayescal.models.low_rank_judges`, :mod:`bayescal.models.human_calibration`) and their
-twins need the rank bounds, the parameter count, the closed-form canonicalisation of S and the
-λ grid; they live here so that a model never imports a twin. No PyMC, no twin imports.
+twins need the rank bounds, the parameter count, the closed-form canonicalisation of S, a quick
+per-judge start and the λ grid; they live here so that a model never imports a twin. No PyMC, no twin imports.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from bayescal.identify import IdentificationError
 
 __all__ = ["SPACES", "Factors", "canonical", "check_rank", "check_space", "check_weight",
-           "n_free_parameters", "weight_grid"]
+           "n_free_parameters", "ridge_scores", "weight_grid"]
 
 #: Calibration bases: ``consensus`` M = μ (d = 1), ``full`` M = W = [μ, V] (d = r + 1).
 SPACES = ("consensus", "full")
@@ -163,3 +163,46 @@ def canonical(S: ArrayLike, rank: int) -> Factors:
         if nz.size and col[nz[0]] < 0:
             U[:, q], V[:, q] = -U[:, q], -V[:, q]
     return Factors(mu, gamma, R, U, V, sv[:rank])
+
+
+def ridge_scores(cells, *, order_effects: bool) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per-judge ridge BTL (prior N(0, 1) on each judge's scores s_k and order effect b_k).
+
+    Five Newton steps per judge on its own cells, no shared structure: a cheap start near the
+    MLE of S (the twin truncates it to rank r + 1; the PyMC model pivots its chart on it).
+
+    Parameters
+    ----------
+    cells : Comparisons
+        Aggregated cells (:meth:`bayescal.data.Comparisons.order_cells`).
+    order_effects : bool
+        Estimate b_k (False: the cells pool both orders and b = 0).
+
+    Returns
+    -------
+    S : ndarray (K, N)
+        Row-centred scores.
+    b : ndarray (K,)
+        Order effects (zeros without order effects).
+    """
+    K, N = cells.n_judges, cells.n_items
+    k, i, j = cells.judge, cells.item_i, cells.item_j
+    n, y = cells.count, cells.wins
+    size = N + 1 if order_effects else N
+    th = np.zeros((K, size))
+    idx = np.stack([i, j] + ([np.full_like(i, N)] if order_effects else []), axis=1)
+    val = np.stack([np.ones(len(i)), -np.ones(len(i))]
+                   + ([cells.order.astype(np.float64)] if order_effects else []), axis=1)
+    full = k[:, None] * size + idx
+    for _ in range(5):
+        eta = np.einsum("cm,cm->c", th.reshape(-1)[full], val)
+        p = 1.0 / (1.0 + np.exp(-eta))
+        g = np.bincount(full.ravel(), ((y - n * p)[:, None] * val).ravel(), K * size)
+        g = g.reshape(K, size) - th
+        w = n * p * (1 - p)
+        flat = (k[:, None, None] * size * size + idx[:, :, None] * size + idx[:, None, :]).ravel()
+        H = np.bincount(flat, (w[:, None, None] * val[:, :, None] * val[:, None, :]).ravel(),
+                        K * size * size).reshape(K, size, size) + np.eye(size)
+        th = th + np.linalg.solve(H, g[..., None])[..., 0]
+    S = th[:, :N] - th[:, :N].mean(axis=1, keepdims=True)
+    return S, (th[:, N] if order_effects else np.zeros(K))

@@ -60,7 +60,7 @@ from scipy.special import expit, log_expit
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.data.comparisons import BUILTIN_CLUSTER_KEYS
-from bayescal.dial import canonical, check_rank, n_free_parameters
+from bayescal.dial import canonical, check_rank, n_free_parameters, ridge_scores
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError, refuse_features
@@ -345,26 +345,9 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons, *,
 
 
 # ---------------------------------------------------------------------------- optimisation
-def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
-    """Per-judge ridge BTL with order effect (prior N(0, 1) on s and b) -> rank-(r+1) SVD."""
-    K, N = c.n_judges, c.n_items
-    size = N + 1 if c.order else N
-    th = np.zeros((K, size))
-    idx = np.stack([c.i, c.j] + ([np.full_like(c.i, N)] if c.order else []), axis=1)
-    val = np.stack([np.ones(len(c.i)), -np.ones(len(c.i))] + ([c.a] if c.order else []), axis=1)
-    full = (c.k[:, None] * size + idx)
-    for _ in range(5):
-        eta = np.einsum("cm,cm->c", th.reshape(-1)[full], val)
-        p = expit(eta)
-        g = np.bincount(full.ravel(), ((c.y - c.n * p)[:, None] * val).ravel(), K * size)
-        g = g.reshape(K, size) - th
-        w = c.n * p * (1 - p)
-        flat = (c.k[:, None, None] * size * size + idx[:, :, None] * size
-                + idx[:, None, :]).ravel()
-        H = np.bincount(flat, (w[:, None, None] * val[:, :, None] * val[:, None, :]).ravel(),
-                        K * size * size).reshape(K, size, size) + np.eye(size)
-        th = th + np.linalg.solve(H, g[..., None])[..., 0]
-    S0 = th[:, :N] - th[:, :N].mean(axis=1, keepdims=True)
+def _start(cells: Comparisons, c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
+    """Per-judge ridge BTL (:func:`bayescal.dial.ridge_scores`) -> rank-(r+1) SVD."""
+    S0, b0 = ridge_scores(cells, order_effects=c.order)
     P, sv, Qt = np.linalg.svd(S0, full_matrices=False)
     r1 = rank + 1
     root = np.sqrt(np.maximum(sv[:r1], 1e-3))
@@ -372,7 +355,7 @@ def _start(c: _Cells, lay: _Layout, rank: int) -> NDArray[np.float64]:
     raw[lay.g_slice] = (P[:, :r1] * root).ravel()
     raw[lay.f_slice] = (Qt[:r1].T * root).ravel()
     if lay.b_slice is not None:
-        raw[lay.b_slice] = th[:, N]
+        raw[lay.b_slice] = b0
     return raw
 
 
@@ -395,10 +378,10 @@ def _newton_block(theta, block, c, lay, T, scale):
     return theta, ll * scale
 
 
-def _optimize(c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
+def _optimize(cells: Comparisons, c: _Cells, lay: _Layout, rank: int, T: NDArray[np.float64]):
     scale = 1.0 / c.n.sum()
     K, r1 = c.n_judges, lay.r1
-    raw0 = _start(c, lay, rank)
+    raw0 = _start(cells, c, lay, rank)
     theta = np.linalg.lstsq(T, raw0, rcond=None)[0]
     n_g, n_f = K * r1, (c.n_items - 1) * r1
     judge_block = np.r_[np.arange(n_g), np.arange(n_g + n_f, len(theta))]
@@ -592,7 +575,7 @@ def fit(
                                         key=req.cluster)
     T = _chart(c, lay)
     clock, cpu = time.perf_counter(), time.process_time()
-    theta, opt = _optimize(c, lay, rank, T)
+    theta, opt = _optimize(cells, c, lay, rank, T)
     opt["seconds_point"] = time.perf_counter() - clock
     opt["cpu_seconds_point"] = time.process_time() - cpu
     raw = T @ theta

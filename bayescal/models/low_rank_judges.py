@@ -13,7 +13,31 @@ exactly:
   uniform (Haar) on the Stiefel manifold, its radial part is prior-only;
 * :math:`\gamma = \bar\gamma 1_K + B_K\delta` with :math:`\bar\gamma > 0`, which pins the sign
   of μ (:math:`S^\top 1_K = K\bar\gamma\mu`);
-* :math:`U = B_K\tilde U` (judge-centred loadings, :math:`1_K^\top U = 0`).
+* :math:`U = B_K R_0 T` (judge-centred loadings, :math:`1_K^\top U = 0`), T lower-trapezoidal
+  ((K−1) x r, :math:`T_{ij} = 0` for j > i) with positive diagonal: the pivoted chart below.
+
+**The pivoted chart (no rotation or reflection of (U, V) left).** The old coordinates
+:math:`U = B_K\tilde U`, :math:`\tilde U \sim N(0, \sigma^2)` iid, with V Haar, are invariant
+under :math:`(U, V)\to(UQ, VQ)`, :math:`Q\in O(r)`, so NUTS travelled along the orbit. Every
+:math:`\tilde U` of full column rank is uniquely :math:`R_0 T Q` (an LQ decomposition of
+:math:`R_0^\top\tilde U`), with :math:`R_0` a fixed orthogonal (K−1) x (K−1) matrix; and
+:math:`UV^\top = B_K R_0 T (VQ^\top)^\top`, where :math:`[\mu, VQ^\top]` is again Haar. So (T, W)
+parameterises the quotient, one point per orbit. The implied prior on the invariants is kept
+exactly by the Jacobian of :math:`X = TQ`: :math:`dX = \prod_{i=1}^r T_{ii}^{\,r-i}\,dT\,dQ`
+(square rows by the LQ Jacobian; the rows below r are a rotation, Jacobian 1), and
+:math:`\lVert\tilde U\rVert = \lVert T\rVert` with :math:`R_0` orthogonal, so T has density
+:math:`\propto \exp(-\lVert T\rVert^2/2\sigma^2)\prod_i T_{ii}^{\,r-i}` (flat priors: just the
+product). The diagonal is sampled as :math:`\log(T_{ii}/t_{0i})` (``disagreement_scale_free``), whose
+transform carries the product and the log's Jacobian, :math:`\prod_i \rho_i^{\,r-i+1}`; the MAP,
+which drops Jacobians, is then the MAP of the old model and, flat, the MLE.
+
+The chart is singular only where a pivot loading :math:`T_{ii}` is 0, and a posterior near that
+boundary is where chains can settle in mirror modes. :math:`R_0` (the pivot) is chosen from a
+start :math:`S_0` (``start=``, else :func:`bayescal.dial.ridge_scores`) so that the start's
+loadings are :math:`T = \mathrm{diag}(\sigma_i/\sqrt N)`: its first r columns are the Helmert
+coordinates of the start's left singular vectors. The pivot loadings then sit at the size of the
+singular values, far from 0 whenever rank r is supported, and every chain starts at the pivot
+(nutpie jitters it). :func:`check_reflections` warns if chains still disagree on a factor's sign.
 
 ============================================  ==============  ====================================
 name                                          dims            meaning (paper symbol)
@@ -26,17 +50,17 @@ name                                          dims            meaning (paper sym
 ``disagreement_matrix``                       judge, item     UVᵀ = S − γμᵀ
 ``disagreement_projector``                    item, item2     projector onto col(V), VVᵀ/N
 ``space_projector``                           item, item2     projector onto col(W), WWᵀ/N
-``disagreement_unrotated_free``               item, factor    V in the sampled rotation
-``disagreement_loading_unrotated_free``       judge, factor   U in the sampled rotation
+``disagreement_unrotated_free``               item, factor    V in the pivoted chart
+``disagreement_loading_unrotated_free``       judge, factor   U in the pivoted chart
 ``outcome``                                   cell            wins of item i per cell (observed;
                                                                 the ``cell`` coordinate holds
                                                                 :meth:`Comparisons.cell_labels`)
 ============================================  ==============  ====================================
 
-Names ending in ``_free`` are not identified (A, δ, Ũ, and U, V in whatever rotation the sampler
-visits: the likelihood and the prior are invariant under :math:`(U, V) \to (UQ, VQ)`,
-:math:`Q \in O(r)`). :func:`bayescal.summarize` and :func:`bayescal.diagnose` skip them; every
-other variable is an identified invariant. :func:`canonical_factors` adds the canonical
+Names ending in ``_free`` are not read as results (A, δ, T, and U, V in the pivoted chart, whose
+orientation depends on the pivot: the likelihood and the prior are invariant under
+:math:`(U, V) \to (UQ, VQ)`, :math:`Q \in O(r)`). :func:`bayescal.summarize` and
+:func:`bayescal.diagnose` skip them; every other variable is an identified invariant. :func:`canonical_factors` adds the canonical
 (SVD-axis) ``disagreement`` and ``disagreement_loading`` to a fitted result. See
 ``models/low_rank_judges.md``.
 """
@@ -53,12 +77,14 @@ import xarray as xr
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
-from bayescal.dial import canonical, check_rank, n_free_parameters
+from pymc.logprob.transforms import LogTransform
+
+from bayescal.dial import canonical, check_rank, n_free_parameters, ridge_scores
 from bayescal.identify import IdentificationWarning, refuse_features
 from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
-__all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors"]
+__all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors", "check_reflections"]
 
 #: The model's identified (gauge-invariant) variables: the ones diagnosed and compared.
 IDENTIFIED = ("ability", "order_effect", "consensus", "consensus_loading",
@@ -114,12 +140,51 @@ def _normal_or_flat(name: str, sd: float | None, **kwargs) -> pt.TensorVariable:
     return pm.Normal(name, 0.0, sd, **kwargs)
 
 
+class _PivotLog(LogTransform):
+    """log ρ_i, with the chart's volume in the Jacobian: ρ_i^(r−i) · ρ_i (the module docstring).
+
+    The MAP (no Jacobian) then maximises the density with respect to Lebesgue measure on Ũ,
+    as before the chart, so the flat MAP is still the MLE; NUTS gets the full Jacobian.
+    """
+
+    name = "log"  # the value variable is named like a log transform's (tools strip "_log__")
+
+    def __init__(self, rank: int) -> None:
+        self.power = np.arange(rank, 0, -1).astype(np.float64)  # r − i + 1, i = 1..r
+
+    def log_jac_det(self, value, *inputs):
+        return self.power * value
+
+
+def _pivot(cells: Comparisons, rank: int, order_effects: bool, start: np.ndarray | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pivot: judge basis B_K R₀, loading scales t₀ and W₀ = [μ₀, V₀] of a start S₀."""
+    K, N = cells.n_judges, cells.n_items
+    if start is None:
+        S0, _ = ridge_scores(cells, order_effects=order_effects)
+    else:
+        S0 = np.asarray(start, dtype=np.float64)
+        if S0.shape != (K, N) or not np.isfinite(S0).all():
+            raise ValueError(f"start must be a finite {K} x {N} score matrix (judge, item), "
+                             f"got shape {S0.shape}")
+    f = canonical(S0 - S0.mean(axis=1, keepdims=True), rank)
+    helmert_k = zero_sum_basis(K)
+    # Helmert coordinates of U₀ = PΣ/√N: orthogonal columns of norms σ_i/√N
+    P = helmert_k.T @ f.disagreement_loading
+    basis, tri = np.linalg.qr(P, mode="complete")
+    basis[:, :rank] *= np.where(np.diag(tri) < 0, -1.0, 1.0)
+    # a floor keeps ρ's scale finite if the start has a (numerically) zero singular value
+    t0 = np.maximum(np.abs(np.diag(tri)), 1e-2)
+    return helmert_k @ basis, t0, np.column_stack([f.consensus, f.disagreement])
+
+
 def build(
     data: Comparisons,
     *,
     priors: Priors | None = None,
     rank: int = 1,
     order_effects: bool = True,
+    start: np.ndarray | None = None,
 ) -> pm.Model:
     """Build DIAL's low-rank judge model (LLM-only part, θ of (12)) as a PyMC model.
 
@@ -133,6 +198,11 @@ def build(
         Prior scales (default ``Priors()``; ``Priors.flat()`` for MAP = MLE).
     order_effects : bool
         Include b_k. False pools the display orders (DIAL-noPos).
+    start : array (K, N), optional
+        Scores S₀ the chart is pivoted on and the chains start from (jittered), e.g. the twin's
+        MLE ``bayescal.frequentist.low_rank_judges.fit(data).params["ability"]``. Default: the
+        per-judge ridge scores of :func:`bayescal.dial.ridge_scores`. The prior and the
+        posterior of every invariant do not depend on it.
 
     Returns
     -------
@@ -146,6 +216,8 @@ def build(
         r out of range.
     DataError
         ``order_effects`` with verdicts whose display order is not recorded.
+    ValueError
+        ``start`` not a finite K x N matrix.
 
     Warns
     -----
@@ -166,19 +238,21 @@ def build(
     coords = {"judge": list(data.judges), "item": list(data.items),
               "item2": list(data.items), "factor": list(range(1, r + 1)),
               "cell": c.cell_labels()}
-    helmert_n = pt.as_tensor(zero_sum_basis(N))
-    helmert_k = pt.as_tensor(zero_sum_basis(K))
-    start = np.zeros((N - 1, r + 1))
-    start[np.arange(r + 1), np.arange(r + 1)] = np.sqrt(N - 1)
+    helmert_n = zero_sum_basis(N)
+    judge_basis, t0, W0 = _pivot(c, r, order_effects, start)
+    # A = √(N−1) H_Nᵀ W₀/√N has AᵀA = (N−1)I and maps to W₀: the chains start at the pivot
+    start_a = np.sqrt((N - 1) / N) * helmert_n.T @ W0
+    low_rows, low_cols = np.tril_indices(K - 1, -1, r)
     with pm.Model(coords=coords) as model:
         judge = pm.Data("judge_code", c.judge, dims="cell")
         item_i = pm.Data("item_i", c.item_i, dims="cell")
         item_j = pm.Data("item_j", c.item_j, dims="cell")
         count = pm.Data("count", c.count, dims="cell")
         # A ~ Normal(0, basis_sd), written as a shift of a flat coordinate so that the model's
-        # default initial point (zeros) is a full-rank A (A = 0 has no Cholesky factor) without
-        # a custom initial value, which PyMC's log-likelihood and model conversion refuse
-        A = pm.Flat("item_basis_free", shape=(N - 1, r + 1)) + start
+        # default initial point (zeros) is the pivot's full-rank A (A = 0 has no Cholesky
+        # factor) without a custom initial value, which PyMC's log-likelihood and model
+        # conversion refuse
+        A = pm.Flat("item_basis_free", shape=(N - 1, r + 1)) + start_a
         chol = pt.linalg.cholesky(A.T @ A)
         # (N-1)/2 log det(AᵀA): a radial term that leaves A's direction uniform and gives the
         # prior-only radial part a mode away from 0 (otherwise MAP would shrink A to 0)
@@ -186,7 +260,7 @@ def build(
                      pt.sum(pm.logp(pm.Normal.dist(0.0, priors.basis_sd), A))
                      + (N - 1) * pt.sum(pt.log(pt.diagonal(chol))))
         Q = pt.linalg.solve_triangular(chol, A.T, lower=True).T  # A L^{-T}: QᵀQ = I
-        W = np.sqrt(N) * (helmert_n @ Q)
+        W = np.sqrt(N) * (pt.as_tensor(helmert_n) @ Q)
         mu = pm.Deterministic("consensus", W[:, 0], dims="item")
         V = pm.Deterministic("disagreement_unrotated_free", W[:, 1:], dims=("item", "factor"))
         if priors.loading_mean_sd is None:
@@ -195,11 +269,23 @@ def build(
         else:
             gbar = pm.LogNormal("consensus_loading_mean", 0.0, priors.loading_mean_sd)
         delta = _normal_or_flat("consensus_loading_free", priors.loading_sd, shape=K - 1)
-        gamma = pm.Deterministic("consensus_loading", gbar + helmert_k @ delta, dims="judge")
-        u_free = _normal_or_flat("disagreement_loading_free", priors.disagreement_sd,
-                                 shape=(K - 1, r))
-        U = pm.Deterministic("disagreement_loading_unrotated_free", helmert_k @ u_free,
-                             dims=("judge", "factor"))
+        gamma = pm.Deterministic("consensus_loading", gbar + pt.as_tensor(zero_sum_basis(K))
+                                 @ delta, dims="judge")
+        # T: lower-trapezoidal loadings in the pivot basis, T_ii = t0_i ρ_i > 0 (the module
+        # docstring); the below-diagonal entries start at the pivot's 0
+        below = _normal_or_flat("disagreement_loading_free", priors.disagreement_sd,
+                                shape=len(low_rows))
+        ratio = pm.HalfFlat("disagreement_scale_free", shape=r,
+                            default_transform=_PivotLog(r))
+        diag = t0 * ratio
+        if priors.disagreement_sd is not None:
+            pm.Potential("disagreement_scale_prior",
+                         pt.sum(pm.logp(pm.Normal.dist(0.0, priors.disagreement_sd), diag)))
+        T = pt.zeros((K - 1, r))
+        T = pt.set_subtensor(T[low_rows, low_cols], below)
+        T = pt.set_subtensor(T[np.arange(r), np.arange(r)], diag)
+        U = pm.Deterministic("disagreement_loading_unrotated_free",
+                             pt.as_tensor(judge_basis) @ T, dims=("judge", "factor"))
         R = pm.Deterministic("disagreement_matrix", U @ V.T, dims=("judge", "item"))
         S = pm.Deterministic("ability", gamma[:, None] * mu[None, :] + R, dims=("judge", "item"))
         pm.Deterministic("disagreement_projector", V @ V.T / N, dims=("item", "item2"))
@@ -256,3 +342,40 @@ def canonical_factors(result: xr.DataTree, *, rank: int | None = None) -> xr.Dat
     out = result.copy()
     out["posterior"] = xr.DataTree(post)
     return out
+
+
+def check_reflections(result: xr.DataTree, *, warn: bool = True) -> xr.DataArray:
+    """Whether every chain samples the same orientation of each disagreement factor.
+
+    The pivoted chart has no reflection of (U, V) left, but a chain could still sit in a mirror
+    image of another where a pivot loading's posterior reaches 0 (a factor the data barely
+    identify). For each chain and factor: the share of draws whose V column points the way of
+    chain 0's mean column.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        From :func:`bayescal.fit` (NUTS) on a :func:`build` model.
+    warn : bool
+        Warn (``IdentificationWarning``) when a chain's majority orientation differs from chain
+        0's, or any share is below 0.99.
+
+    Returns
+    -------
+    xarray.DataArray
+        Shares, dims ``chain, factor``.
+    """
+    V = result["posterior"]["disagreement_unrotated_free"].transpose(
+        "chain", "draw", "item", "factor")
+    ref = V.isel(chain=0).mean("draw")
+    share = ((V * ref).sum("item") > 0).mean("draw")
+    if warn and bool((share < 0.99).any()):
+        c, q = np.unravel_index(int(share.values.argmin()), share.shape)
+        c, q = share["chain"].values[c], share["factor"].values[q]
+        warnings.warn(
+            f"chains disagree on the sign of disagreement factor {q}: in chain {c} only "
+            f"{float(share.min()):.0%} of draws point the way of chain 0 (a chain in a mirror "
+            "mode, or a factor the data barely identify); its invariants mix modes — refit "
+            "with start= the twin's MLE, or a lower rank",
+            IdentificationWarning, stacklevel=2)
+    return share
