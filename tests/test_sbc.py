@@ -62,3 +62,35 @@ def test_sbc_every_model_passes_the_right_model_and_rejects_both_mutations() -> 
     """Every SBC entry at 130 draws: right model calibrated, both mutations rejected (catches a
     likelihood counted twice, a prior of the wrong scale, a model whose fits diverge)."""
     _check(MODELS, ("none", "loglik_x2", "prior_sd_x2"), draws=130, timeout=3600)
+
+
+def _sbc_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sbc", ROOT / "validation" / "sbc.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("sbc", module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("divergent", "expected"), [(2, "calibrated"), (3, "divergent")])
+def test_sbc_verdict_fails_a_right_model_whose_fits_diverge(divergent: int,
+                                                            expected: str) -> None:
+    """Perfectly uniform ranks over 50 draws, ``divergent`` of them with a divergence: 2 (4 %)
+    passes, 3 (6 %) is over the 5 % rule and fails the right model, not a mutated cell.
+    Catches divergences reported but not counted (the verdict read from the ranks only)."""
+    import pandas as pd
+
+    sbc = _sbc_module()
+    rows = [{"model": "m", "mutation": mutation, "replicate": r, "error": "",
+             "quantity": "x[0]", "rank": 2 * r, "divergences": int(r < divergent)}
+            for mutation in ("none", "prior_sd_x2") for r in range(50)]
+    table = pd.DataFrame(rows)
+    tests = sbc.uniformity(table, "tails", 0.01)
+    assert tests["chi2"].max() == 0.0  # ranks 0, 2, .., 98: exactly the expected bin counts
+    summary = sbc.verdicts(tests, table).set_index("mutation")
+    assert summary.loc["none", "divergent_draws"] == divergent
+    assert summary.loc["none", "verdict"] == expected
+    assert summary.loc["prior_sd_x2", "verdict"] == "calibrated"
