@@ -45,8 +45,9 @@ Power (how many prior draws). With the tails bins, a posterior too narrow by 1/�
 where the data dominate) puts the truth outside its central 80 % with probability
 2Φ(−1.2816/√2) = 0.365 instead of 0.2: a χ² noncentrality of 0.17 per prior draw and quantity.
 At 50 draws that is 8.5, power about 0.4 per quantity at the Bonferroni threshold (χ²₂ quantile
-at 0.01/Q, 12–14); 130 draws give 22, power about 0.9. (Human calibration at 50 draws had tail
-counts 18 of 50 for the predicted 18.3, and no quantity past the threshold.) ``prior_sd_x2``
+at 0.01/Q, 12–14); 130 draws give 22, power about 0.9. (Human calibration at λ = 0, 50 draws,
+3 comparisons per pair: tail counts 13–18 of 50 for the predicted 18.3 at most, no quantity past
+the threshold, p = 0.0099 against 0.0025; at 8 per pair p = 0.017.) ``prior_sd_x2``
 moves the tails much further where the prior matters: every model rejects it at 50 draws with
 p < 1e-7. Hence ``--quick`` (50 draws) checks the right models and ``prior_sd_x2``, and
 ``--draws 130`` or more is the size that checks ``loglik_x2``.
