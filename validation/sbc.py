@@ -1,10 +1,10 @@
 """Simulation-based calibration (SBC) of bayescal's PyMC models, through bayescal.studies.
 
 Talts et al. (2018, arXiv:1804.06788): draw θ̃ from the prior, data ỹ from the model given θ̃,
-L posterior draws θ⁽¹⁾..θ⁽ᴸ⁾ given ỹ; the rank #{l : θ⁽ˡ⁾ < θ̃} of each identified scalar is uniform on 0..L when the
-fitted model's prior and likelihood match the simulator. Each prior draw is one replicate of a
-:mod:`bayescal.studies` study (cell = model × mutation), so the seeds, resume (``--parts``) and a
-Dask cluster (``--scheduler``) come from the runner.
+L posterior draws θ⁽¹⁾..θ⁽ᴸ⁾ given ỹ; the rank #{l : θ⁽ˡ⁾ < θ̃} of each identified scalar is
+uniform on 0..L when the fitted model's prior and likelihood match the simulator. Each prior draw
+is one replicate of a :mod:`bayescal.studies` study (cell = model × mutation), so the seeds,
+resume (``--parts``) and a Dask cluster (``--scheduler``) come from the runner.
 
 Uniformity: ranks of each quantity (L + 1 = 100 rank values) are binned, by default into the
 tails and the middle (0–10 %, 10–90 %, 90–100 %; ``--bins 10`` for equal bins), and tested with
