@@ -1,4 +1,4 @@
-"""Benchmark of :meth:`bayescal.Comparisons.from_frame` on a million string rows (issue 7).
+"""Benchmark of :meth:`bayescal.Comparisons.from_frame` on a million string rows.
 
 Xu et al.'s in-house size is about a million verdicts on 45 items by 18 judges. This script builds
 tidy frames of that size (fixed seed; building them is not timed) and times ``from_frame`` on:

@@ -12,7 +12,7 @@ item first with probability 0.75) and 3,200 human comparisons, fixed seeds. Time
   (:func:`bayescal.frequentist.human_calibration.exact_loo`), the slow cross-check, and the largest
   |GACV − LOO| gap.
 
-Targets (issue 9): path ≤ 0.5 s from cells, ≤ 1.5 s from the raw frame.
+Targets: path ≤ 0.5 s from cells, ≤ 1.5 s from the raw frame.
 
 Run::
 

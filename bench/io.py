@@ -1,4 +1,4 @@
-"""Benchmark of reading a verdict file as text (issue 15): a million CSV rows, before and after.
+"""Benchmark of reading a verdict file as text : a million CSV rows, before and after.
 
 Reading every label column as text (so that ``007`` and ``7`` stay two items) must not make
 large files slow. This script writes a tidy CSV of Xu et al.'s in-house size (a million verdicts
@@ -6,7 +6,7 @@ on 45 items by 18 judges, fixed seed; writing it is not timed) with a display-or
 times, as the median of ``--repeat`` calls:
 
 * ``before``: ``pandas.read_csv`` with its type guessing, then ``Comparisons.from_frame`` (what
-  the command line did before issue 15);
+  the command line did before it read text);
 * ``read_table``: :func:`bayescal.io.read_table` alone (every column text, header checked);
 * ``from_frame``: ``Comparisons.from_frame`` on that text frame (labels, outcome and order
   parsed from text once per distinct value);

@@ -19,7 +19,7 @@ draws whose disagreement factors point the way of chain 0's
 (:func:`bayescal.models.low_rank_judges.check_reflections`; 1 when no chain sits in a mirror
 mode). ``--start mle`` pivots the PyMC chart on the twin's MLE instead of the ridge start.
 
-Targets (issue 8): MLE ≤ 0.25 s (the authors' implementation: 0.19 s for r = 1, 0.25 s for
+Targets: MLE ≤ 0.25 s (the authors' implementation: 0.19 s for r = 1, 0.25 s for
 r = 2); NUTS ≤ 180 s including compilation with R-hat ≤ 1.01 on the invariants. Issue 17: NUTS at
 r = 2 within 2x the wall time of r = 1 on the same data, and a smallest bulk ESS of the
 invariants ≥ 400.

@@ -1,4 +1,4 @@
-"""Every performance figure of issue 17 against its anchor, in one run.
+"""Every performance figure of bayescal against its anchor, in one run.
 
 Each figure is measured in a fresh Python process (so first calls pay what a user's first call
 pays: imports, lazy imports, compilation), and printed with wall and CPU time: on a machine
@@ -13,7 +13,7 @@ frame -> leaderboard   1M Arena-style rows (45 models, string labels):  choix.il
                        call in a fresh process and warm                 ≤ 0.06x
 frame 10M              from_frame on 10M rows with judges; peak         ≤ 1.5 s; peak ≤ frame
                        memory beyond the frame (tracemalloc)            + 0.5 GiB
-imports                import of a twin module; ``bayescal --help``     2.3 s before issue 17
+imports                import of a twin module; ``bayescal --help``     2.3 s before the lazy imports
 MAP                    bc.fit(model, "map"), demo model (12 models, 6   ≤ 0.5 s first (warm
                        judges, 18 parameters): first call in a fresh    disk cache), ≤ 0.1 s
                        process, repeat, new model of one structure      repeat; twin MLE

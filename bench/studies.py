@@ -1,4 +1,4 @@
-"""Scale figures of the study runner on Xu et al.'s Sec. 4.2 coverage grid (issue 11, item 5).
+"""Scale figures of the study runner on Xu et al.'s Sec. 4.2 coverage grid.
 
 The study is the one ``validation/judge_discrimination_btl.py`` runs: cells (N, K, T) of the
 judge-discrimination BTL, each replicate one simulated dataset fitted by the judge-aware and the

@@ -30,6 +30,10 @@ KNOWN_ARXIV = {
     "2611.00447": "Subasic, Rabinovich & Chen (2026), streaming quantile matching",
     "2306.05685": "Zheng et al. (2023), judging LLM-as-a-judge with MT-Bench and Chatbot Arena",
     "2310.07641": "Zeng, Yu, Gao, Meng, Goyal & Chen (2023), LLMBar (ICLR 2024)",
+    "2402.17826": "Chatzi, Straitouri, Thejaswi & Gomez-Rodriguez (2024), prediction-powered "
+                  "ranking (Chatbot Arena human and LLM verdicts)",
+    "1804.06788": "Talts, Betancourt, Simpson, Vehtari & Gelman (2018), simulation-based "
+                  "calibration",
 }
 
 # (pattern, what it is, what to write instead). Built from pieces so this file does not match.

@@ -42,7 +42,8 @@ def test_run_json_records_what_the_run_was(run_dir):
     meta = run.meta
     assert meta["command"] == "fit" and meta["argv"][:2] == FIT
     assert meta["model"] == "judge_discrimination_btl" and meta["method"] == "mle"
-    assert meta["options"] == {"discrimination": True, "scale": "log"} and meta["seed"] == 7
+    assert meta["options"] == {"discrimination": True, "scale": "log", "ties": "half"}
+    assert meta["seed"] == 7
     assert {"bayescal", "pymc", "numpy", "arviz", "python"} <= set(meta["versions"])
     (source,) = meta["inputs"]
     assert source["sha256"] == hashlib.sha256(VERDICTS.read_bytes()).hexdigest()

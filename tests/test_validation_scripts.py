@@ -5,7 +5,7 @@
   in distribution, and the coverage of PPI and the EIF at 10% labels lies in a binomial band.
 * ``validation/judge_discrimination_btl.py --quick --check`` (Xu et al. Sec. 4) runs and passes its
   own loose bounds.
-* ``validation/coverage.py --quick`` (the judge-mean coverage battery): every default row of
+* ``validation/coverage_battery.py --quick`` (the judge-mean coverage battery): every default row of
   ``judge_mean.estimate`` in every design, binomial-band verdicts known to hold and to fail.
 * ``validation/dial_power_posterior.py --quick`` (DIAL's power posterior): its Laplace spread is
   the fixed-λ observed covariance at w = 1 and wider than it at w < 1, as the theory says.
@@ -213,7 +213,7 @@ def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> Non
 
 @pytest.fixture(scope="module")
 def battery() -> dict:
-    return _load("coverage").battery(["--quick"])
+    return _load("coverage_battery").battery(["--quick"])
 
 
 def _row(table: pd.DataFrame, design: str, method: str, **cell: float) -> pd.Series:
@@ -225,7 +225,7 @@ def _row(table: pd.DataFrame, design: str, method: str, **cell: float) -> pd.Ser
 
 
 def test_coverage_battery_quick_verdicts_in_the_binomial_band(battery: dict) -> None:
-    """validation/coverage.py --quick: every default row of judge_mean.estimate in every design,
+    """validation/coverage_battery.py --quick: every default row of judge_mean.estimate in every design,
     with binomial-band verdicts. At R = 2000 replicates a valid 95 % interval's coverage count
     is Bin(R, 0.95): the band is 0.95 ± 3·sqrt(0.95·0.05/R) = ± 0.0146 (a valid row is called
     off with probability 0.0027). Known to hold (10,000 replicates, last session): bayes at

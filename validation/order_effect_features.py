@@ -1,5 +1,5 @@
 """Judge-specific feature effects in the order-effect BTL: recovery, coverage, and the cost of
-ignoring a length bias (issue 19's generalisation of DIAL's model (1)).
+ignoring a length bias (a generalisation of DIAL's model (1)).
 
 Simulation: 4 items, 3 judges; every judge judges every question once, each question a random
 pair shown in a random order, with per-answer log lengths (item means +0.4, +0.1, −0.1, −0.4:

@@ -467,6 +467,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{MAX_DIVERGENT_SHARE:.0%} of its prior draws")
     sys.stdout.flush()
     table = run(models, mutations, draws, args.jobs, args.scheduler, args.parts)
+    if "rank" not in table or table["rank"].isna().all():
+        # every prior draw raised: say why instead of failing on an empty rank table
+        errors = table["error"].dropna().unique() if "error" in table else []
+        print(f"CHECK FAILED: every prior draw failed; first error: "
+              f"{errors[0] if len(errors) else 'unknown'}")
+        return 1
     tests = uniformity(table, bins, args.alpha)
     print("\nRank histograms and χ² per quantity:")
     print(tests.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

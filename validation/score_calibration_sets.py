@@ -1,4 +1,4 @@
-"""Coverage of the ordinal calibration map's central predictive sets (issue 16, item 12).
+"""Coverage of the ordinal calibration map's central predictive sets.
 
 Data: the package's simulator (``bayescal.simulate.score_calibration``, its default truth: a
 5-point scale, cutpoints spread ±3, level step 1.2, judge levels uniform). For each data set of

@@ -2,7 +2,7 @@
 Arena-style bootstrap.
 
 Data: the human verdicts of the Chatbot Arena conversations used by Chatzi, Straitouri,
-Thejaswi, Gomez-Rodriguez (2024, arXiv:2403.17826), file ``arena_human_vs_llm_judges.csv``
+Thejaswi, Gomez-Rodriguez (2024, arXiv:2402.17826), file ``arena_human_vs_llm_judges.csv``
 (both tie kinds read as a tie), restricted to the ``--models`` most-compared models. One judge
 (the human voters), so γ ≡ 1 and Davidson's model has one ν.
 

@@ -11,7 +11,7 @@ Judges share no parameter, so the MLE is one logistic regression per judge on th
 :math:`[D_k C, z_k]` (C an orthonormal sum-zero basis), solved by Newton's method on cells.
 
 With comparison features (``Comparisons.from_frame(features=...)``) the logit gains a
-judge-specific effect of the feature differences (issue 19's generalisation of model (1)),
+judge-specific effect of the feature differences (a generalisation of DIAL's model (1)),
 :math:`\eta = s_{ki} - s_{kj} + a\,b_k + \beta_k^\top(x_i - x_j)`, and the design gains the
 columns :math:`X_k`; :func:`bayescal.identify.require_features_identified` refuses a feature
 whose effect the design cannot separate (named).
@@ -518,10 +518,11 @@ def order_effect_tests(estimate: Estimate, *, pairwise: bool = True) -> pd.DataF
 
 
 def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
-                             humans: list[str] | None = None) -> pd.DataFrame:
+                             humans: list[str] | None = None,
+                             ci_prob: float | None = None) -> pd.DataFrame:
     r"""Each judge's feature effect relative to a human judge: :math:`\beta_{kf} - \beta_{hf}`.
 
-    The headline "bias relative to humans" of issue 19: a judge that rewards length by
+    The headline "bias relative to humans": a judge that rewards length by
     :math:`\beta_k` where humans reward it by :math:`\beta_h` has excess length bias
     :math:`\beta_k - \beta_h`. Wald intervals with
     :math:`\mathrm{se}^2 = v_{kk} + v_{hh} - 2v_{kh}` from the estimate's covariance (the cross
@@ -533,7 +534,7 @@ def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
     estimate : Estimate
         From :func:`fit` on data with comparison features.
     prob : float, optional
-        Interval probability (default 0.95).
+        Interval probability (default 0.95; ``ci_prob``: the same under ArviZ's name).
     humans : list of str, optional
         The reference judge(s); default the judges marked ``humans`` in the data
         (``Estimate.info["humans"]``).
@@ -551,7 +552,7 @@ def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
         The estimate has no ``feature_effect``; no human judge is given or marked; a human
         that is not a judge; every judge is a human.
     """
-    prob = resolve_prob(prob)
+    prob = resolve_prob(prob, ci_prob)
     if "feature_effect" not in estimate.params:
         raise ValueError("the estimate has no feature_effect: fit data built with "
                          "Comparisons.from_frame(..., features=...)")

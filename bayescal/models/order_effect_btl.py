@@ -17,7 +17,7 @@ name                          dims          meaning (paper symbol)
 ============================  ============  ================================================
 
 With comparison features (``Comparisons.from_frame(features=...)``) the logit is
-:math:`s_{ki} - s_{kj} + a\,b_k + \beta_k^\top(x_i - x_j)` (issue 19's generalisation of
+:math:`s_{ki} - s_{kj} + a\,b_k + \beta_k^\top(x_i - x_j)` (a generalisation of
 model (1)) and a cell is a distinct (judge, i, j, order, x).
 
 The likelihood is evaluated on cells (judge, i, j, order) with the Bernoulli kernel

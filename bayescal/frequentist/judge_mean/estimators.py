@@ -752,7 +752,7 @@ SHIFT_ALPHA = 0.01
 #: Rows that assume the calibration items are a random sample of the test population.
 _RANDOM_SAMPLE_METHODS = ("ppi", "ppi_plus_plus", "mle", "eif")
 # Rows whose Wald interval under-covers with few calibration items of the rarer human class:
-# Rogan–Gladen too (0.884 at θ = 0.05, q = 0.9, m = 50 in validation/coverage.py), though it
+# Rogan–Gladen too (0.884 at θ = 0.05, q = 0.9, m = 50 in validation/coverage_battery.py), though it
 # stays valid under label shift
 _RARE_NOTE_METHODS = (*_RANDOM_SAMPLE_METHODS, "rogan_gladen")
 #: A judge with at most this many distinct values is compared level by level (χ²); more

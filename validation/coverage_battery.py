@@ -48,10 +48,10 @@ inside, seeds from the runner's rule), so the table does not depend on ``--jobs`
 
 Run::
 
-    python validation/coverage.py --quick         # CI size (~10 s), every design
-    python validation/coverage.py                 # full battery (~12 min on one core)
-    python validation/coverage.py --part two_judges  # one design (binary, heavy, two_judges)
-    python validation/coverage.py --out results/  # also write coverage.csv (every grid cell)
+    python validation/coverage_battery.py --quick         # CI size (~10 s), every design
+    python validation/coverage_battery.py                 # full battery (~12 min on one core)
+    python validation/coverage_battery.py --part two_judges  # one design (binary, heavy, two_judges)
+    python validation/coverage_battery.py --out results/  # also write coverage.csv (every grid cell)
 """
 
 from __future__ import annotations
@@ -75,8 +75,10 @@ from bayescal.frequentist import misclassification as mf
 
 
 def _sibling(name: str) -> ModuleType:
-    """A script of this folder as a module, loaded by path: putting the folder on sys.path
-    would let this file shadow the ``coverage`` package."""
+    """A script of this folder as a module, loaded by path, so that importing it never
+    depends on the folder being on sys.path. (This file is not named ``coverage.py``: run as a
+    script, every file here sees this folder first on sys.path, and numba, which PyMC imports,
+    would have taken such a file for the ``coverage`` package.)"""
     key = f"validation_{name}"
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, Path(__file__).with_name(f"{name}.py"))
