@@ -250,3 +250,15 @@ def test_nuts_calibration_table_matches_the_posterior() -> None:
     pred, ess = scf.posterior_predictive(small, priors=sc.Priors(), random_seed=1)
     assert ess > 100
     np.testing.assert_allclose(pred, probs, atol=0.04)
+
+
+def test_an_mle_running_off_the_boundary_is_an_mle_boundary_error():
+    """On this 30-anchor set the trust-region step drove a cell probability to 0 and scipy
+    raised its raw "array must not contain infs or NaNs" ValueError; the twin now says the
+    MLE is on the boundary and what to use instead."""
+    from bayescal import simulate
+    from bayescal.frequentist._core import MLEBoundaryError
+
+    data, _ = simulate.score_calibration(30, random_seed=10)
+    with pytest.raises(MLEBoundaryError, match="on the boundary"):
+        scf.fit(data)

@@ -356,15 +356,21 @@ def fit(
 
     # gtol is per anchor: below ~1e-10 the trust region's model can no longer predict an
     # improvement in double precision, and 1e-9 moves x by ~1e-8
-    res = minimize(nll, x0, jac=grad, hess=hess, method="trust-exact",
-                   options={"gtol": 1e-9, "maxiter": 1000})
+    boundary = ("the monotone MLE is on the boundary: a cutpoint gap or a judge-level "
+                "increment collapses to 0 (free optimum {}); the anchors put adjacent judge "
+                "levels out of order. Use the Bayesian model or isotonic regression.")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        try:
+            res = minimize(nll, x0, jac=grad, hess=hess, method="trust-exact",
+                           options={"gtol": 1e-9, "maxiter": 1000})
+        except ValueError as err:  # a step towards the boundary made a cell probability 0
+            if penalty is not None or "infs or NaNs" not in str(err):
+                raise
+            raise MLEBoundaryError(
+                boundary.format("not finite: the optimizer ran off it")) from None
     x = res.x
     if penalty is None and (x[1:] < _LOG_FLOOR).any():
-        raise MLEBoundaryError(
-            "the monotone MLE is on the boundary: a cutpoint gap or a judge-level increment "
-            f"collapses to 0 (free optimum {np.round(x, 2).tolist()}); the anchors put adjacent "
-            "judge levels out of order. Use the Bayesian model or isotonic regression."
-        )
+        raise MLEBoundaryError(boundary.format(np.round(x, 2).tolist()))
     cells = _cells(x, k)
     prior_curvature = -np.diag(_prior_terms(x, k, penalty)[2])
     observed = _observed(cells, counts) + prior_curvature
