@@ -595,17 +595,14 @@ def _prediction(y_cal: np.ndarray, x_cal: np.ndarray, x: np.ndarray) -> np.ndarr
     uniq, start, counts = np.unique(xs, return_index=True, return_counts=True)
     means = np.add.reduceat(ys, start) / counts
     fit = isotonic_regression(means, weights=counts.astype(float), increasing=True).x
-    # the pooled block of each level: (successes + 1/2) / (items + 1), never 0 or 1
-    block = np.searchsorted(uniq, x, side="right") - 1
-    block = np.clip(block, 0, uniq.size - 1)
-    totals = counts.astype(float)
-    # items of each isotonic block: levels with equal fitted values form one block
+    # levels with equal fitted values form one isotonic block; each block's value becomes
+    # (successes + 1/2) / (items + 1), never 0 or 1
     edges = np.r_[0, np.flatnonzero(np.diff(fit)) + 1, fit.size]
-    n_block = np.zeros(fit.size)
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        n_block[lo:hi] = totals[lo:hi].sum()
+    n_block = np.repeat(np.add.reduceat(counts, edges[:-1]), np.diff(edges)).astype(float)
     shrunk = (fit * n_block + 0.5) / (n_block + 1)
-    return shrunk[block]
+    # a score takes the level at or below it (the lowest level below the labelled range)
+    level = np.clip(np.searchsorted(uniq, x, side="right") - 1, 0, uniq.size - 1)
+    return shrunk[level]
 
 
 def active_labels(
@@ -677,14 +674,7 @@ def active_labels(
                          "selected": rng.random(n) < prob}, index=data.test_index)
 
 
-def active_mean(
-    data: Labels,
-    draw: pd.DataFrame,
-    human: Any,
-    prob: float | None = None,
-    *,
-    ci_prob: float | None = None,
-) -> Any:
+def active_mean(data: Labels, draw: pd.DataFrame, human: Any) -> Any:
     r"""The active-sampling estimate of θ = E[Y] and its Wald interval (module docstring).
 
     Parameters
@@ -696,19 +686,16 @@ def active_mean(
     human : Series or array
         Human labels (0/1) of the selected items: a Series indexed by their row labels, or an
         array in the order of the selected rows.
-    prob, ci_prob : float, optional
-        Interval probability (default 0.95).
 
     Returns
     -------
     Estimate
-        ``prevalence`` with a logit-Wald interval; ``info`` has the counts and the design part
-        of the variance.
+        ``prevalence`` with a logit-Wald interval at any probability
+        (``estimate.summary(prob)``); ``info`` has the counts and the design part of the
+        variance.
     """
     from bayescal.frequentist._core import Estimate
-    from bayescal.schema import resolve_prob
 
-    resolve_prob(prob, ci_prob)  # checked here; the Estimate's tables take the probability
     needed = {"prediction", "inclusion_probability", "selected"}
     if not needed <= set(draw.columns) or len(draw) != data.n or \
             not draw.index.equals(data.test_index):
