@@ -166,7 +166,9 @@ def allocate_labels(data: Labels, budget: int, *, judge: str | None = None) -> p
         ``random_expected`` (the same budget at random) and ``gain`` (this stratum's reduction
         of :math:`V`). ``attrs`` hold ``se_now``, ``se_after`` and ``se_after_random``: the
         standard error of :math:`\hat\theta` now, after the allocation and, on average, after
-        random labelling (with plug-in μ; infinite while a stratum with items has no label).
+        random labelling: :math:`\sqrt{V}` with :math:`p_s` the shares, :math:`\mu_s` the
+        Jeffreys posterior means and :math:`\sigma_s^2` the Jeffreys posterior mean of
+        :math:`\mu_s(1-\mu_s)` (infinite while a stratum with items has no label).
 
     Raises
     ------

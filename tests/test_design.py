@@ -65,6 +65,28 @@ def test_allocation_is_neyman_for_a_large_budget() -> None:
     assert table["new_labels"].sum() == 3000
 
 
+def test_projected_standard_errors_are_the_variance_formula() -> None:
+    """se_now is √V from the held counts, computed here from the labels directly (shares p_s
+    over all items, Jeffreys Beta(y + ½, m − y + ½) for μ_s and for E[μ_s(1 − μ_s)]): catches
+    p_s instead of p_s² in the within-stratum term, and the between-strata term dropped."""
+    data = _labels(seed=9)
+    table = design.allocate_labels(data, 50)
+    y, yh_cal, yh_test = data.y_cal, data.yhat_cal[:, 0], data.yhat_test[:, 0]
+    n_all = yh_cal.size + yh_test.size
+    within = between = theta = 0.0
+    parts = []
+    for s in (0.0, 1.0):
+        p = ((yh_cal == s).sum() + (yh_test == s).sum()) / n_all
+        m = (yh_cal == s).sum()
+        a, b = y[yh_cal == s].sum() + 0.5, m - y[yh_cal == s].sum() + 0.5
+        mu = a / (a + b)
+        within += p**2 * a * b / ((a + b) * (a + b + 1)) / m
+        parts.append((p, mu))
+    theta = sum(p * mu for p, mu in parts)
+    between = sum(p * (mu - theta) ** 2 for p, mu in parts) / n_all
+    assert table.attrs["se_now"] == pytest.approx(np.sqrt(within + between), rel=1e-12)
+
+
 def test_choose_labels_draws_the_allocation_from_the_unlabelled_items() -> None:
     """Catches an item chosen twice, a labelled item chosen again, per-stratum counts that
     differ from the allocation, a wrong inclusion probability, and a seed that is ignored."""
