@@ -16,7 +16,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_array
+import scipy.sparse as sp
+from scipy.sparse import coo_array, csr_array
 from scipy.sparse.csgraph import connected_components
 
 from bayescal.data import Comparisons, DataError
@@ -55,9 +56,26 @@ def _labels(items: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:
     return tuple(items[c] for c in codes)
 
 
+def _graph(src: np.ndarray, dst: np.ndarray, n: int) -> csr_array:
+    """Adjacency of the edges src -> dst on n nodes, each edge once.
+
+    Cells repeat an edge (orders, judges, ties), and scipy's COO -> CSR conversion sorts every
+    entry: 0.3 s for the million cells of a 300-item leaderboard. A dense boolean matrix drops
+    the repeats in one pass where n² is small; beyond that, the sort it is.
+    """
+    if n * n <= 1 << 24:
+        adj = np.zeros((n, n), dtype=bool)
+        adj[src, dst] = True
+        return csr_array(adj)
+    return csr_array(coo_array((np.ones(len(src)), (src, dst)), shape=(n, n)))
+
+
 def _component_labels(items: tuple[str, ...], n: int, labels: np.ndarray) -> list[tuple[str, ...]]:
-    groups = [tuple(np.flatnonzero(labels == c)) for c in range(n)]
-    named = [_labels(items, np.asarray(g)) for g in groups]
+    # group item codes by component label with one stable sort (a flatnonzero per component is
+    # quadratic when a judge saw few items: hundreds of singletons)
+    order = np.argsort(labels, kind="stable")
+    groups = np.split(order, np.cumsum(np.bincount(labels, minlength=n))[:-1])
+    named = [_labels(items, g) for g in groups]
     return sorted(named, key=lambda g: (-len(g), g))
 
 
@@ -75,17 +93,39 @@ def components(data: Comparisons, judge: str | None = None) -> list[tuple[str, .
     list of tuple of str
         Item labels of each component. Items the judge never compared are singletons.
     """
-    mask = np.ones(data.n_cells, bool)
-    if judge is not None:
-        if judge not in data.judges:
-            raise DataError(f"unknown judge {judge!r}; judges are {data.judges}")
-        mask = data.judge == data.judges.index(judge)
-    n = data.n_items
-    graph = coo_array(
-        (np.ones(int(mask.sum())), (data.item_i[mask], data.item_j[mask])), shape=(n, n)
-    )
-    n_comp, labels = connected_components(graph, directed=False)
-    return _component_labels(data.items, n_comp, labels)
+    if judge is None:
+        n = data.n_items
+        n_comp, labels = connected_components(_graph(data.item_i, data.item_j, n),
+                                              directed=False)
+        return _component_labels(data.items, n_comp, labels)
+    if judge not in data.judges:
+        raise DataError(f"unknown judge {judge!r}; judges are {data.judges}")
+    return _judge_components(data)[judge]
+
+
+def _judge_components(data: Comparisons) -> dict[str, list[tuple[str, ...]]]:
+    """Components of every judge's comparison graph, from one graph search.
+
+    Node k·N + i is item i as judge k saw it, so the judges' graphs are the disjoint blocks of
+    one graph: one ``connected_components`` call instead of one (and one pass over every
+    cell) per judge, which cost 0.2 s at 300 items and 18 judges.
+    """
+    n, n_judges = data.n_items, data.n_judges
+    base = data.judge.astype(np.int64) * n
+    if n * n * n_judges <= 1 << 24:
+        # the blocks of a block-diagonal adjacency, deduplicated densely block by block
+        adj = np.zeros((n_judges, n, n), dtype=bool)
+        adj[data.judge, data.item_i, data.item_j] = True
+        graph = sp.block_diag([csr_array(a) for a in adj], format="csr")
+    else:
+        graph = _graph(base + data.item_i, base + data.item_j, n * n_judges)
+    _, labels = connected_components(graph, directed=False)
+    out = {}
+    for k, label in enumerate(data.judges):
+        # renumber judge k's block 0..c-1 (labels are global across the blocks)
+        _, local = np.unique(labels[k * n:(k + 1) * n], return_inverse=True)
+        out[label] = _component_labels(data.items, int(local.max()) + 1, local)
+    return out
 
 
 @dataclass(frozen=True)
@@ -161,14 +201,14 @@ def check(data: Comparisons) -> Identification:
     beat_j = losses > 0
     src = np.concatenate([data.item_i[beat_i], data.item_j[beat_j]])
     dst = np.concatenate([data.item_j[beat_i], data.item_i[beat_j]])
-    win_graph = coo_array((np.ones(len(src)), (src, dst)), shape=(n, n))
-    n_strong, strong = connected_components(win_graph, directed=True, connection="strong")
+    n_strong, strong = connected_components(_graph(src, dst, n), directed=True,
+                                            connection="strong")
     wins_per_item = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
     games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
     lost = games - wins_per_item
     return Identification(
         components=components(data),
-        judge_components={k: components(data, k) for k in data.judges},
+        judge_components=_judge_components(data),
         win_components=_component_labels(data.items, n_strong, strong),
         never_lose=_labels(data.items, np.flatnonzero((lost <= 0) & (games > 0))),
         never_win=_labels(data.items, np.flatnonzero((wins_per_item <= 0) & (games > 0))),
@@ -251,13 +291,12 @@ def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
     off_tie = np.bincount(k, c.wins_sq - c.wins + c.count / 4, n_judges)
     sum_sq = np.bincount(k, c.wins_sq, n_judges)
     off_win = np.bincount(k, c.count - 2 * c.wins + c.wins_sq, n_judges)
-    # a judge's cells lie on one item pair iff the smallest and largest pair codes agree
-    # (vectorised: a set of pairs per judge costs seconds at Arena scale)
-    code = c.item_i * data.n_items + c.item_j
-    lowest = np.full(n_judges, np.iinfo(np.int64).max)
-    highest = np.full(n_judges, -1)
-    np.minimum.at(lowest, k, code)
-    np.maximum.at(highest, k, code)
+    # a judge's cells lie on one item pair iff every code equals the judge's first (vectorised:
+    # a set of pairs per judge costs seconds at Arena scale, ufunc.at a tenth of a second)
+    code = c.item_i.astype(np.int64) * data.n_items + c.item_j
+    first = np.full(n_judges, -1, dtype=np.int64)
+    first[k[::-1]] = code[::-1]  # the last write wins: reversed, each judge's first cell
+    one_pair = np.bincount(k, code != first[k], n_judges) == 0
     tol = 1e-9 * np.maximum(count, 1.0)
     out: dict[str, str] = {}
     for m, label in enumerate(data.judges):
@@ -266,8 +305,8 @@ def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
         elif off_tie[m] <= tol[m]:
             out[label] = (f"gave only ties ({count[m]:g}), which the model explains best with "
                           "discrimination 0 whatever the scores")
-        elif lowest[m] == highest[m] and min(sum_sq[m], off_win[m]) <= tol[m]:
-            i, j = divmod(int(lowest[m]), data.n_items)
+        elif one_pair[m] and min(sum_sq[m], off_win[m]) <= tol[m]:
+            i, j = divmod(int(first[m]), data.n_items)
             winner, loser = ((data.items[i], data.items[j]) if off_win[m] <= tol[m]
                              else (data.items[j], data.items[i]))
             what = ("a single verdict" if count[m] == 1
