@@ -301,14 +301,12 @@ def child_low_rank(size: dict[str, Any]) -> dict[str, Any]:
     from bayescal import simulate
 
     shape = lrb.QUICK if size["quick"] else lrb.FULL
-    out = {}
-    for rank in (1, 2):
-        truth = simulate.low_rank_judges_truth(shape["n_items"], shape["n_judges"], rank,
-                                               random_seed=1)
-        data = simulate.low_rank_judges(truth, shape["n_comparisons"], both_orders=True,
-                                        random_seed=4)
-        out[str(rank)] = lrb.bench_nuts(data, rank, shape, "nutpie", 1)
-    return out
+    # both ranks on the same data (a rank-2 truth), as the target compares them
+    truth = simulate.low_rank_judges_truth(shape["n_items"], shape["n_judges"], 2,
+                                           random_seed=1)
+    data = simulate.low_rank_judges(truth, shape["n_comparisons"], both_orders=True,
+                                    random_seed=4)
+    return {str(rank): lrb.bench_nuts(data, rank, shape, "nutpie", 1) for rank in (1, 2)}
 
 
 CHILDREN = {"frame": child_frame, "frame10m": child_frame10m, "map": child_map,
@@ -447,8 +445,8 @@ def report(results: dict[str, Any], table: Table) -> None:
         one, two = results["low_rank"]["1"], results["low_rank"]["2"]
         ratio = two["wall_s"] / one["wall_s"]
         table.add("low-rank NUTS r = 2 vs r = 1", f"{two['wall_s']:.1f} / {one['wall_s']:.1f} s",
-                  f"ESS {two['ess_bulk_min']:.0f} (r = 2)", f"{ratio:.2f}x",
-                  _verdict(ratio <= 2 and two["ess_bulk_min"] >= 400, "≤ 2x, ESS ≥ 400"))
+                  f"ESS of S, b, μ, γ {two['ess_core_min']:.0f} (r = 2)", f"{ratio:.2f}x",
+                  _verdict(ratio <= 2 and two["ess_core_min"] >= 400, "≤ 2x, ESS ≥ 400"))
 
 
 def main(argv: list[str] | None = None) -> int:

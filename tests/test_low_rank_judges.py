@@ -546,6 +546,57 @@ def test_check_reflections_warns_on_a_mirrored_chain():
         lrm.check_reflections(tree)
 
 
+def _other_rank2_data():
+    """Another data set of the rank-2 fixture's shape (K = 5, N = 6, both orders: 150 cells)."""
+    truth = simulate.low_rank_judges_truth(6, 5, 2, random_seed=9)
+    return simulate.low_rank_judges(truth, 8000, both_orders=True, random_seed=10)
+
+
+def test_new_data_of_the_same_shape_reuse_the_compiled_functions(rank2):
+    """The pivot (R₀, t₀, the start W₀) is computed from the data, so it must reach the compiled
+    functions as data, not be baked into them. Counts compilations: after a MAP of one data set,
+    the flat MAP of another of the same shape compiles nothing and still equals that set's own
+    MLE (not the first's), and nutpie's key of both models (computed without compiling) is one.
+    Catches a pivot written as scalar constants (keyed by value: a compile per data set; seen
+    failing with t₀ as Python floats) and stale data in the reused functions."""
+    from bayescal import fitting
+
+    d1, _ = rank2
+    d2 = _other_rank2_data()
+    assert d1.n_cells == d2.n_cells
+    m1, m2 = (lrm.build(d, rank=2, priors=lrm.Priors.flat()) for d in (d1, d2))
+    bc.fit(m1, "map")
+    misses = fitting._MAP_CACHE.misses
+    post = bc.fit(m2, "map")["posterior"]
+    assert fitting._MAP_CACHE.misses == misses
+    np.testing.assert_allclose(post["ability"].values[0, 0],
+                               lrf.fit(d2, rank=2).params["ability"].values, atol=1e-5)
+    keys = [fitting._nutpie_structure(fitting._shared_copy(m)).key for m in (m1, m2)]
+    assert keys[0] == keys[1]
+
+
+@pytest.mark.slow
+def test_a_second_nuts_fit_of_the_same_shape_does_not_recompile(rank2):
+    """Two nutpie fits on data sets of the same shape: one compilation (the cache's count), and
+    the second posterior sits at its own data's MLE (every S within 4 posterior SDs), which is
+    more than 10 SDs from the first's somewhere. Catches the second fit sampling with the first
+    data set's counts or pivot left in the compiled model, and a key that differs per data set
+    (two compilations)."""
+    from bayescal import fitting
+
+    d1, _ = rank2
+    d2 = _other_rank2_data()
+    fitting._NUTPIE_CACHE.clear()
+    options = {"draws": 300, "tune": 300, "chains": 2, "random_seed": 5, "check": False,
+               "log_likelihood": False}
+    bc.fit(lrm.build(d1, rank=2), **options)
+    post = bc.fit(lrm.build(d2, rank=2), **options)["posterior"]["ability"]
+    assert (fitting._NUTPIE_CACHE.hits, fitting._NUTPIE_CACHE.misses) == (1, 1)
+    mean, sd = post.mean(("chain", "draw")).values, post.std(("chain", "draw")).values
+    own, other = (lrf.fit(d, rank=2).params["ability"].values for d in (d2, d1))
+    assert np.max(np.abs(mean - own) / sd) < 4 < 10 < np.max(np.abs(mean - other) / sd)
+
+
 def _rotating_model(d, rank):
     """The chart before the pivot, written out here as the reference: U = B_K Ũ with
     Ũ ~ Normal(0, 1) iid (free rotation of (U, V)), the same W, γ, b and likelihood."""
@@ -583,12 +634,14 @@ def _rotating_model(d, rank):
 @pytest.mark.slow
 def test_the_invariants_posterior_is_the_rotating_charts():
     """The pivoted chart changes coordinates, not the model: on a tiny r = 2 case the posterior
-    means and SDs of S, b, μ, γ and both projectors equal those of the rotating chart (written
-    out independently in ``_rotating_model``) within Monte-Carlo error, |Δ| ≤ 4.5 SE with the SE
-    of a mean sd·√(1/ESS₁ + 1/ESS₂) and of an SD sd·√(1/(2ESS₁) + 1/(2ESS₂)) (normal-theory,
-    from each run's bulk ESS); 4.5 keeps the family-wise false alarm below 1 % over the ~200
-    comparisons. Catches a chart that changes the model (a pivot basis that is not orthogonal,
-    loadings that miss part of the judge space, a likelihood on another S). It does NOT catch a
+    means, SDs and 5 %, 50 %, 95 % quantiles of S, b, μ, γ and both projectors equal those of the
+    rotating chart (written out independently in ``_rotating_model``) within Monte-Carlo error,
+    |Δ| ≤ 4.5 SE with the SE of a mean sd·√(1/ESS₁ + 1/ESS₂), of an SD
+    sd·√(1/(2ESS₁) + 1/(2ESS₂)) (normal-theory, from each run's bulk ESS) and of a quantile
+    √(mcse₁² + mcse₂²) (ArviZ's quantile MCSE, from the ESS of the indicator); 4.5 SE keeps the
+    family-wise false alarm below 1 % over the ~400 comparisons (two-sided 6.8e-6 each).
+    Catches a chart that changes the model (a pivot basis that is not orthogonal, loadings
+    that miss part of the judge space, a likelihood on another S). It does NOT catch a
     missing volume factor ∏T_ii^(r−i): with that factor removed this test still passed (checked),
     the likelihood swamps it here; ``test_the_chart_volume_is_the_lq_jacobian`` pins it."""
     import arviz_stats as azs
@@ -597,13 +650,16 @@ def test_the_invariants_posterior_is_the_rotating_charts():
     d = simulate.low_rank_judges(truth, 600, both_orders=True, random_seed=8)
     names = ["ability", "order_effect", "consensus", "consensus_loading",
              "disagreement_projector", "space_projector"]
+    probs = (0.05, 0.5, 0.95)
     runs = []
     for model in (lrm.build(d, rank=2), _rotating_model(d, 2)):
         post = bc.fit(model, "nuts", draws=500, tune=500, chains=4, random_seed=11,
                       check=False, log_likelihood=False)["posterior"].to_dataset()
         post = post[names]
-        runs.append((post, azs.ess(post, method="bulk")))
-    (new, ess_new), (old, ess_old) = runs
+        quantiles = {p: (post.quantile(p, dim=("chain", "draw")),
+                         azs.mcse(post, method="quantile", prob=p)) for p in probs}
+        runs.append((post, azs.ess(post, method="bulk"), quantiles))
+    (new, ess_new, q_new), (old, ess_old, q_old) = runs
     for n in names:
         a, b = new[n].values.reshape(2000, -1), old[n].values.reshape(2000, -1)
         e1, e2 = ess_new[n].values.ravel(), ess_old[n].values.ravel()
@@ -614,3 +670,8 @@ def test_the_invariants_posterior_is_the_rotating_charts():
         z_mean = np.abs(a.mean(axis=0) - b.mean(axis=0))[keep] / se_mean[keep]
         z_sd = np.abs(a.std(axis=0) - b.std(axis=0))[keep] / se_sd[keep]
         assert z_mean.max() < 4.5 and z_sd.max() < 4.5, (n, z_mean.max(), z_sd.max())
+        for p in probs:
+            (qa, ma), (qb, mb) = q_new[p], q_old[p]
+            delta = np.abs(qa[n].values - qb[n].values).ravel()[keep]
+            se = np.hypot(ma[n].values, mb[n].values).ravel()[keep]
+            assert (delta / se).max() < 4.5, (n, p, (delta / se).max())
