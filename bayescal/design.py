@@ -98,7 +98,7 @@ from scipy.special import expit
 from bayescal.data import DataError, Labels, Ratings
 
 __all__ = ["MAX_STRATA", "active_labels", "active_mean", "allocate_labels", "choose_labels",
-           "greedy_allocation", "next_anchors", "next_comparisons", "split_contrasts"]
+           "greedy_allocation", "next_anchors", "next_comparisons"]
 
 #: A judge with more distinct labels than this is a score, not a few strata: the cell means
 #: would rest on a handful of labels each; bin the scores first.
@@ -502,77 +502,6 @@ def next_comparisons(
     table["outcome"] = pd.array([pd.NA] * len(table), dtype="Float64")
     table.attrs.update(target=described, target_se_now=float(np.sqrt(max(now, 0.0))))
     return table
-
-
-def split_contrasts(held_out: Any, rest: Any, *, share: float, prob: float = 0.95
-                    ) -> pd.DataFrame:
-    r"""Contrast intervals that hold after an adaptive choice: the split design's combination.
-
-    The design: split the verdicts held at random into a held-out part P and the rest; choose
-    the new verdicts by :func:`next_comparisons` on the fit of P alone (one round); fit the rest
-    of the first verdicts together with the new ones. Given P the second fit is a fixed-design
-    MLE, so :math:`z_B = (B - \theta)/\sigma_B \sim N(0, 1)` independently of P, and
-    :math:`z_A = (A - \theta)/\sigma_A \sim N(0, 1)` for the fit A of P (its design was not
-    chosen from data). With a weight a fixed before any outcome, :math:`a z_A + \sqrt{1-a^2}
-    z_B \sim N(0, 1)` (the batched standardisation of Zhang, Janson & Murphy 2020,
-    arXiv:2002.03217); solving :math:`|a z_A + b z_B| \le z` for θ gives the estimate
-    :math:`(aA/\sigma_A + bB/\sigma_B)/(a/\sigma_A + b/\sigma_B)` and the half-width
-    :math:`z/(a/\sigma_A + b/\sigma_B)`. Pooling all verdicts into one MLE instead is what
-    under-covers: its information weights depend on the data that chose the design.
-
-    Parameters
-    ----------
-    held_out : Estimate
-        The twin's fit of the held-out verdicts P, the one the design was chosen from (a
-        judge-aware BTL of Xu et al. 2026, or DIAL's human calibration: then the contrasts of
-        the human scores ŝ_h).
-    rest : Estimate
-        The twin's fit of every other verdict: the rest of the first ones and all new ones.
-    share : float
-        :math:`a^2`, fixed by the plan and never by outcomes: the held-out verdicts' share of
-        all verdicts (for a plan of 300 held out of 600, then 400 new: 300 / 1000), near the
-        weight that makes the combination as narrow as pooling.
-    prob : float
-        Interval probability.
-
-    Returns
-    -------
-    DataFrame
-        One row per pair ``item_a`` < ``item_b`` (order of the fit's items): ``estimate``
-        and ``se`` (the half-width / z) of :math:`s_a - s_b`, ``lower``, ``upper``, ``prob``,
-        and each fit's own estimate and standard error (``estimate_held_out``, ``se_held_out``,
-        ``estimate_rest``, ``se_rest``).
-    """
-    from bayescal.schema import z_value
-
-    if not all(hasattr(r, "cov") and hasattr(r, "params") for r in (held_out, rest)):
-        raise TypeError("split_contrasts combines two twin Estimates (the held-out fit and the "
-                        "fit of the rest); a posterior's intervals are not Wald statistics")
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ValueError(f"share must be in (0, 1) (the held-out verdicts' share), got {share!r}")
-    z = z_value(prob)
-    mean_a, cov_a, items, _ = _mean_and_cov(held_out)
-    mean_b, cov_b, items_b, _ = _mean_and_cov(rest)
-    if items != items_b:
-        raise DataError(f"the two fits have different items ({items[:3]}… and {items_b[:3]}…): "
-                        "fit both parts on the same item set", argument="rest")
-    n = len(items)
-    i, j = np.triu_indices(n, 1)
-
-    def contrast(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
-        return mean[i] - mean[j], np.sqrt(np.clip(var, 0.0, None))
-
-    est_a, se_a = contrast(mean_a, cov_a)
-    est_b, se_b = contrast(mean_b, cov_b)
-    a, b = np.sqrt(share), np.sqrt(1 - share)
-    slope = a / se_a + b / se_b  # |t(θ)| = |a(A − θ)/σ_A + b(B − θ)/σ_B| falls at this rate
-    estimate = (a * est_a / se_a + b * est_b / se_b) / slope
-    return pd.DataFrame({
-        "item_a": np.asarray(items)[i], "item_b": np.asarray(items)[j], "estimate": estimate,
-        "se": 1 / slope, "lower": estimate - z / slope, "upper": estimate + z / slope,
-        "prob": prob, "estimate_held_out": est_a, "se_held_out": se_a, "estimate_rest": est_b,
-        "se_rest": se_b})
 
 
 # ============================================================================= anchors

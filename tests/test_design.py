@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import xarray as xr
 
 from bayescal import design
 from bayescal.data import Comparisons, DataError, Labels
@@ -292,89 +291,6 @@ def test_cli_round_trip_fit_next_fill_append_refit(tmp_path, capsys):
     assert "inside the run folder" in capsys.readouterr().err
     assert main(["next", str(tmp_path / "r1"), "--budget", "5", "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
-
-
-def _contrast_estimate(est, a: str, b: str) -> tuple[float, float]:
-    """s_a − s_b and its standard error √(cᵀΣc), c over the estimate's terms."""
-    c = np.zeros(len(est.terms))
-    c[est.terms.index(f"ability[{a}]")], c[est.terms.index(f"ability[{b}]")] = 1.0, -1.0
-    ability = est.params["ability"]
-    return (float(ability.sel(item=a) - ability.sel(item=b)), float(np.sqrt(c @ est.cov @ c)))
-
-
-def test_split_contrasts_solve_the_standardised_combination(leaderboard):
-    """Each interval is {θ : |a(A − θ)/σ_A + b(B − θ)/σ_B| ≤ z}, a = √share, b = √(1 − share),
-    found here by root-finding on the two fits' contrasts computed as cᵀθ̂, √(cᵀΣc). Catches
-    precision (1/σ²) weights in place of a/σ (the pooled MLE that under-covers), share used as
-    a instead of √share, and the two fits swapped."""
-    from scipy.optimize import brentq
-
-    from bayescal.frequentist import judge_discrimination_btl as jd
-    from bayescal.schema import z_value
-
-    rest = jd.fit(Comparisons.from_frame(pd.read_csv(ROOT / "tests" / "data" /
-                                                     "verdicts.csv").iloc[::2]))
-    share = 0.3
-    got = design.split_contrasts(leaderboard, rest, share=share, prob=0.9)
-    assert len(got) == 15 and (got["prob"] == 0.9).all()  # 6 items
-    z, a, b = z_value(0.9), np.sqrt(share), np.sqrt(1 - share)
-    for row in got.itertuples():
-        ea, sa = _contrast_estimate(leaderboard, row.item_a, row.item_b)
-        eb, sb = _contrast_estimate(rest, row.item_a, row.item_b)
-
-        def t(theta, ea=ea, sa=sa, eb=eb, sb=sb):
-            return a * (ea - theta) / sa + b * (eb - theta) / sb
-
-        assert row.lower == pytest.approx(brentq(lambda x: t(x) - z, -50, 50), abs=1e-9)
-        assert row.upper == pytest.approx(brentq(lambda x: t(x) + z, -50, 50), abs=1e-9)
-        assert row.se_rest == pytest.approx(sb, rel=1e-10)
-
-
-def test_split_contrasts_cover_where_pooling_does_not():
-    """The mechanism in its Gaussian form (Zhang, Janson & Murphy 2020): a first estimate
-    A ~ N(0, 1) of a null contrast picks the precision of the second, B ~ N(0, σ_B²) with
-    σ_B = 0.3 when |A| < 1 (look again where the items look close) and 3 otherwise. The pooled
-    precision-weighted interval then covers well under 0.95 (the arms that look far apart keep
-    their error), while split_contrasts covers within the binomial band of 2,000 replicates.
-    Catches a combination whose weights depend on the first estimate's error."""
-    from bayescal.frequentist._core import Estimate
-    from bayescal.schema import z_value
-
-    def estimate(x, sd):
-        """Independent contrasts u_m − v_m = x_m (variance sd_m²) as one fit of 2M items."""
-        m = x.size
-        cov = np.zeros((2 * m, 2 * m))
-        for r, v in enumerate(sd**2 / 4):
-            cov[2 * r:2 * r + 2, 2 * r:2 * r + 2] = [[v, -v], [-v, v]]
-        items = [f"{side}{r}" for r in range(m) for side in "uv"]
-        return Estimate(method="mle", params=xr.Dataset(
-            {"ability": ("item", np.c_[x / 2, -x / 2].ravel())}, coords={"item": items}),
-            cov=cov, terms=tuple(f"ability[{t}]" for t in items), interval={"ability": "wald"})
-
-    rng = np.random.default_rng(5)
-    reps, z = 2000, z_value(0.95)
-    first = rng.normal(size=reps)
-    sd_b = np.where(np.abs(first) < 1, 0.3, 3.0)
-    second = rng.normal(size=reps) * sd_b
-    covered = []
-    for part in np.split(np.arange(reps), 20):  # 100 replicates per call, their own pairs only
-        got = design.split_contrasts(estimate(first[part], np.ones(part.size)),
-                                     estimate(second[part], sd_b[part]), share=0.5)
-        own = got[got["item_a"].str[1:] == got["item_b"].str[1:]]
-        covered += list((own["lower"] <= 0) & (0 <= own["upper"]))
-    assert len(covered) == reps
-    prec = 1 + 1 / sd_b**2
-    pooled = np.abs((first + second / sd_b**2) / prec) <= z / np.sqrt(prec)
-    half = 3 * np.sqrt(0.95 * 0.05 / reps)
-    assert abs(np.mean(covered) - 0.95) <= half
-    assert pooled.mean() < 0.95 - half
-
-
-def test_split_contrasts_refuse_what_they_cannot_combine(leaderboard):
-    with pytest.raises(ValueError, match="share must be in"):
-        design.split_contrasts(leaderboard, leaderboard, share=1.0)
-    with pytest.raises(TypeError, match="two twin Estimates"):
-        design.split_contrasts(leaderboard, object(), share=0.5)
 
 
 @pytest.mark.slow
