@@ -88,20 +88,20 @@ def one(seed: int, n0: int, budget: int, rounds: int, pool: int, shares: np.ndar
             human[where] = SCALE[0] + (rng.random(where.size)[:, None] > below[lvl]).sum(axis=1)
 
         human = human0.copy()
-        if design == "random":
-            rate(rng.choice(np.flatnonzero(np.isnan(human)), budget, replace=False), human)
-        else:
-            per = budget // rounds
-            for r in range(rounds):
-                size = per if r < rounds - 1 else budget - per * (rounds - 1)
-                data, est = _fit(judge, human)
-                table = next_anchors(data, est, size)
-                for lvl, k in zip(table["judge_level"], table["new_anchors"], strict=True):
-                    free = np.flatnonzero(np.isnan(human) & (judge == lvl))
-                    rate(rng.choice(free, int(k), replace=False), human)
         try:
+            if design == "random":
+                rate(rng.choice(np.flatnonzero(np.isnan(human)), budget, replace=False), human)
+            else:
+                per = budget // rounds
+                for r in range(rounds):
+                    size = per if r < rounds - 1 else budget - per * (rounds - 1)
+                    data, est = _fit(judge, human)
+                    table = next_anchors(data, est, size)
+                    for lvl, k in zip(table["judge_level"], table["new_anchors"], strict=True):
+                        free = np.flatnonzero(np.isnan(human) & (judge == lvl))
+                        rate(rng.choice(free, int(k), replace=False), human)
             data, est = _fit(judge, human)
-        except MLEBoundaryError:
+        except MLEBoundaryError:  # a round's or the final fit refused: counted in refused
             out[design] = None
             continue
         summ = est.summary(LEVEL).filter(like="calibrated_mean", axis=0)
@@ -151,9 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 replicates, the lenient pool")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--pools", nargs="+", choices=list(POOLS), default=None,
+                    help="run only these pools")
     args = ap.parse_args(argv)
     reps = args.reps or (10 if args.quick else 500)
-    pools = {"lenient judge": POOLS["lenient judge"]} if args.quick else POOLS
+    ap_pools = args.pools or list(POOLS)
+    pools = {"lenient judge": POOLS["lenient judge"]} if args.quick else {
+        name: POOLS[name] for name in ap_pools}
     print(f"1–5 scale, 5,000 items to calibrate; 200 random anchors, then 200 more (adaptive: "
           f"2 rounds of 100); {reps} replicates; 95 % Wald intervals of the 5 calibrated means")
     for name, shares in pools.items():
