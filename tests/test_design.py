@@ -306,7 +306,7 @@ def test_study_adaptive_comparisons_are_narrower_at_the_same_budget():
         import design_comparisons
     finally:
         sys.path.pop(0)
-    table = design_comparisons.run(40)
+    table = design_comparisons.run(40, only=list(design_comparisons.DESIGNS)[:7])
     assert table.loc["greedy: all contrasts", "mean_se"] < 0.9 * table.loc["random", "mean_se"]
     assert table.loc["random", "verdict"] == "holds"
 

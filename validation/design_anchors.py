@@ -4,27 +4,29 @@ Design: the monotone ordinal calibration map of judge scores to human scores on 
 (the Bayesian counterpart of Subasic, Rabinovich & Chen 2026, arXiv:2611.00447), with the
 truth of :func:`bayescal.simulate.score_calibration` (cutpoints spread ±3, level step 1.2).
 A pool of 5,000 items has judge scores only, their levels drawn with the shares of ``POOLS``
-(a uniform judge, and a lenient one whose scores are mostly 4 and 5); a first batch of n0 random items gets
-human scores (anchors) and the twin is fitted. Then B more anchors are bought either at random
-from the pool or in ``rounds`` rounds of "fit → :func:`~bayescal.design.next_anchors` → draw
-that many unrated items at each judge level, at random within the level → human scores", and
-the twin is refitted on all anchors. Both designs start from the same first batch (same seed).
+(a uniform judge, and a lenient one whose scores are mostly 4 and 5); a first batch of n0
+random items gets human scores (anchors) and the twin is fitted. Then B more anchors are
+bought either at random from the pool or in ``rounds`` rounds of "fit →
+:func:`~bayescal.design.next_anchors` → draw that many unrated items at each judge level, at
+random within the level → human scores", and the twin is refitted on all anchors. Both designs
+start from the same first batch (same seed).
 
 The target is the one next_anchors lowers: the mean variance of the calibrated means
-m_j = E[H | J = j], weighted by the share of each level among the items still to calibrate
-. Reported per design: ``target_se`` (the root of that mean variance, from the
+m_j = E[H | J = j], weighted by the share of each level among the items still to calibrate.
+Reported per design: ``target_se`` (the root of that mean variance, from the
 final fit), ``rmse`` (root mean squared error of the five calibrated means, against the truth)
 and ``anchors_saved`` (the random anchors needed for the same target SE, by variance ∝ 1/n,
 minus those bought). Coverage of the 95 % Wald interval of each calibrated mean is counted per
 judge level over the replicates (independent Bernoulli trials, so the binomial band of
 ``bands.py`` applies: "holds" within ±3 sd of 0.95), and averaged over the five levels
-(``coverage``; its band from the spread of the replicates' averages). A replicate whose first batch has no MLE
-(adjacent levels out of order; the twin refuses it) is skipped for both designs; a final fit
-that is refused is counted in ``refused``.
+(``coverage``; its band from the spread of the replicates' averages). A replicate whose first
+batch has no MLE (adjacent levels out of order; the twin refuses it) is skipped for both
+designs; a design whose round or final fit is refused is counted in its ``refused``.
 
 Run::
 
     python validation/design_anchors.py            # 500 replicates per pool
+    python validation/design_anchors.py --reps 300 --pools "lenient judge"
     python validation/design_anchors.py --quick    # 10 replicates of the lenient pool (CI)
 """
 

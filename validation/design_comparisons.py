@@ -29,7 +29,8 @@ that half and the fit of everything else are combined by a fixed-weight standard
 (``_split_combination``, weight a² = 300/1000); their ``mean_se``, ``coverage``, ``t_away`` and
 ``boundary_se`` are the combination's, ``coverage_held_out``/``coverage_rest`` and
 ``t_away_held_out``/``t_away_rest`` each part's alone, the other coverage columns the pooled
-MLE's on the same verdicts. A replicate whose held-out half or rest has no MLE is refused (``refused``).
+MLE's on the same verdicts. A replicate whose held-out half or rest has no MLE is refused
+(``refused``).
 
 Run::
 
