@@ -1554,9 +1554,10 @@ def _next(args: argparse.Namespace) -> int:
           f"standard error {table.attrs['target_se_now']:.4g} now, "
           f"{table['target_se'].iloc[-1]:.4g} expected after them; "
           f"{(table['chosen'] == 'random').sum()} drawn at random, --explore {args.explore}). "
-          "Fill in the outcome column, append the rows to the verdicts and fit again. The "
-          "refit's Wald intervals cover a point or two less than their level after an adaptive "
-          "choice (validation/design_comparisons.py in the bayescal repository).",
+          "Fill in the outcome column, append the rows to the verdicts and fit again. After an "
+          "adaptive choice a judge-aware leaderboard's Wald intervals cover about two points "
+          "less than their level (--explore 1, random verdicts, keeps it; "
+          "validation/design_comparisons.py in the bayescal repository).",
           file=sys.stderr)
     return 0
 
@@ -1584,8 +1585,8 @@ def _next_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     nxt.add_argument("--judges", type=_names, default=None, metavar="A,B",
                      help="the judges that may be asked (default: every judge of the fit)")
     nxt.add_argument("--explore", type=_fraction, default=0.25,
-                     help="fraction of the budget drawn at random, which keeps the refit's "
-                     "intervals closer to their level (default 0.25; 0 = all greedy)")
+                     help="fraction of the budget drawn at random, which narrows the refit's "
+                     "loss of coverage without removing it (default 0.25; 0 = all greedy)")
     nxt.add_argument("--seed", type=_seed, default=0, help="seed of the random part")
     nxt.add_argument("--force", action="store_true", help="replace an existing --out file")
     nxt.set_defaults(func=_next)

@@ -124,8 +124,9 @@ active.summary()
 # For a judge-aware BTL fit, `next_comparisons` picks the next verdicts that most lower the
 # variance of a target. The target can be every pairwise contrast, one contrast, or the pairs
 # that decide the top-k set. By default a quarter of the budget is drawn at random: a design
-# chosen only from the current, noisy estimate makes the refit's Wald intervals cover a point
-# or two below their level, and the random part halves that loss (the card has the study).
+# chosen only from the current, noisy estimate makes the pooled refit's Wald intervals cover
+# about two points below their level, and the random part narrows that loss without removing
+# it (the card has the study).
 
 # %%
 verdicts_path = Path(bc.__file__).resolve().parents[1] / "tests" / "data" / "verdicts.csv"

@@ -28,6 +28,7 @@ KNOWN_ARXIV = {
     "2601.21817": "Xu, Tan, Wu & Zhou (2026), judge-aware ranking",
     "2605.05073": "Yu et al. (2026), heterogeneous judge-aware ranking (HJA)",
     "2611.00447": "Subasic, Rabinovich & Chen (2026), streaming quantile matching",
+    "2002.03217": "Zhang, Janson & Murphy (2020), inference for batched bandits (BOLS)",
     "2306.05685": "Zheng et al. (2023), judging LLM-as-a-judge with MT-Bench and Chatbot Arena",
     "2310.07641": "Zeng, Yu, Gao, Meng, Goyal & Chen (2023), LLMBar (ICLR 2024)",
     "2402.17826": "Chatzi, Straitouri, Thejaswi & Gomez-Rodriguez (2024), prediction-powered "
