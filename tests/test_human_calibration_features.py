@@ -432,6 +432,7 @@ def test_pymc_loglik_equals_the_twin_with_features(small):
     assert "human_feature_effect" in zero.named_vars and "feature_effect" not in zero.named_vars
 
 
+@pytest.mark.slow  # about 7 s of CPU (an L-BFGS run to 1e-10 on the flat power posterior)
 def test_pymc_flat_map_equals_the_twin_with_features(small):
     """Flat priors on every identified block: the MAP of the power posterior at λ is the twin's
     weighted estimate (11), the feature effects included, within 1e-5. Catches a chart or

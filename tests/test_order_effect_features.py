@@ -390,12 +390,11 @@ def test_models_without_feature_effects_refuse_features(data) -> None:
     named, silently ignored. Every such model and twin now refuses, naming the features."""
     from bayescal.frequentist import judge_discrimination_btl as jdf
     from bayescal.frequentist import low_rank_judges as lrf
-    from bayescal.models import human_calibration as hcm
     from bayescal.models import judge_discrimination_btl as jdm
     from bayescal.models import low_rank_judges as lrm
 
-    # the human-calibration twin fits features (tests/test_human_calibration_features.py)
-    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build, hcm.build):
+    # human calibration (twin and PyMC) fits features: tests/test_human_calibration_features.py
+    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build):
         with pytest.raises(DataError, match="no feature effects") as err:
             call(data)
         assert "loglen" in str(err.value), call
