@@ -528,13 +528,17 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
             p.add_argument("--baselines", action="store_true",
                            help="also compute DIAL's baselines (Human-only, Pooled, DIAL-Anc, "
                            "DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC): baselines.csv")
-        if entry.stem == "order_effect_btl":
+        if entry.stem in ("order_effect_btl", "human_calibration"):
             p.add_argument("--feature", type=_feature_pair, action="append", default=None,
                            metavar="A_COLUMN:B_COLUMN", dest="features",
                            help="a comparison feature: the columns of item_a's and item_b's "
                            "values, already transformed (e.g. loglen_a:loglen_b for a log length "
                            "ratio); repeatable. Adds judge-specific effects feature_effect[judge, "
-                           "feature] of the differences to summary.csv")
+                           "feature] of the differences to summary.csv"
+                           + (" (and the humans' human_feature_effect[feature]; the human rows "
+                              "go in FILE, named by --humans)"
+                              if entry.stem == "human_calibration" else ""))
+        if entry.stem == "order_effect_btl":
             p.add_argument("--humans", type=_names, default=None, metavar="A,B",
                            help="judge label(s) that are human raters: with --feature and "
                            "--method mle, feature_effect_contrasts.csv holds each judge's effect "
@@ -644,6 +648,10 @@ def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
     if args.humans is not None:
         data, frame, layout = _read_comparisons(args, entry, args.file)
         return data, [_input(args.file, frame, "verdicts", layout)]
+    if args.features:
+        # comparison features need one frame (Comparisons.concat refuses them)
+        raise _UsageError("--feature with --human FILE: put the human comparisons, with their "
+                          "feature columns, in FILE and name their judge(s) with --humans", prog)
     names = [k for k, _, _ in _DATA_FLAGS["Comparisons"]]
     columns = _given(args, names)
     human_cols = {k: v for k, v in columns.items() if k in ("item_a", "item_b", "outcome",
@@ -838,6 +846,12 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
         out.info["covariance"] = _resolved_covariance(result)
         out.notes.append(f"calibrated human scores at λ = {lam:g} ({options['space']} space, "
                          f"r = {options['rank']}; intervals: {result.info['intervals']})")
+        if data.n_features:
+            from bayescal.frequentist.order_effect_btl import feature_effect_contrasts
+
+            out.tables["feature_effect_contrasts"] = (
+                feature_effect_contrasts(result, args.prob),
+                "feature effects relative to the humans, beta_k - beta_h (from the MLE)")
     elif math.isinf(lam):
         if args.method == "map":
             raise _UsageError("GACV chose λ = ∞, the cut posterior, which has no mode; use "

@@ -491,6 +491,7 @@ def llmbar(
     *,
     strategies: Iterable[str] | str | None = None,
     synthesize: bool = False,
+    lengths: bool = False,
 ) -> pd.DataFrame:
     """LLMBar: 6 LLM evaluators x prompting strategies, every verdict in both display orders.
 
@@ -516,6 +517,10 @@ def llmbar(
         Keep the "synthesize" step of the Swap strategies (sample 1, run only where the plain
         two-order verdicts disagreed: a selected subset, not a display-order replicate).
         Dropped by default (by design, without a warning).
+    lengths : bool
+        Add ``length_a`` and ``length_b``: the characters of item_a's and item_b's output
+        text, read from the items' ``datasets/<subset>/dataset.json`` files (for answer-length
+        features, e.g. ``np.log`` of them in ``Comparisons.from_frame(features=...)``).
 
     Returns
     -------
@@ -524,6 +529,11 @@ def llmbar(
         first (``order`` = +1 on every row); plus ``strategy``, ``subset``, and ``gold``
         (1.0 when the gold/human label prefers item_a, else 0.0). Rows without a parsable
         verdict (348 in the file) are dropped with a warning.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        ``lengths=True`` and an item's texts are missing from the datasets folder.
     """
     (file,) = _locate(path, "llmbar", "llmbar_judgments_long.csv")
     raw = _read(file, numeric=("sample", "swapped", "winner", "label"))
@@ -539,7 +549,7 @@ def llmbar(
     second = np.where(swapped, "output_1", "output_2")
     first_code = np.where(swapped, 2, 1)
     question = raw["subset"].astype(str) + "/" + raw["item"].astype(str)
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "item_a": first,
             "item_b": second,
@@ -553,6 +563,33 @@ def llmbar(
             "gold": (raw["label"].to_numpy() == first_code).astype(np.float64),
         }
     )
+    if not lengths:
+        return out
+    text = _llmbar_lengths(file.parent)
+    index = pd.MultiIndex.from_arrays([out["question"], out["item_a"]])
+    out["length_a"] = text.reindex(index).to_numpy()
+    out["length_b"] = text.reindex(pd.MultiIndex.from_arrays(
+        [out["question"], out["item_b"]])).to_numpy()
+    missing = out["length_a"].isna() | out["length_b"].isna()
+    if missing.any():
+        raise DatasetNotFoundError(
+            f"llmbar: no output texts for {int(missing.sum())} verdict rows (e.g. item "
+            f"{out.loc[missing, 'question'].iloc[0]!r}) under {file.parent / 'datasets'}")
+    return out
+
+
+def _llmbar_lengths(folder: Path) -> pd.Series:
+    """Characters of each item's two outputs, indexed by (question, output_1 / output_2)."""
+    import json
+
+    keys, values = [], []
+    for file in sorted((folder / "datasets").rglob("dataset.json")):
+        subset = file.parent.relative_to(folder / "datasets").as_posix()
+        for index, record in enumerate(json.loads(file.read_text(encoding="utf-8"))):
+            for output in ("output_1", "output_2"):
+                keys.append((f"{subset}/{index}", output))
+                values.append(float(len(record[output])))
+    return pd.Series(values, index=pd.MultiIndex.from_tuples(keys), dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------ LLM-Rubric

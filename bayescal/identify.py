@@ -674,7 +674,8 @@ def feature_problems(data: Comparisons) -> dict[str, str]:
                               "has one length): its effect cannot be told from the items' "
                               "abilities; it needs pairs compared with different feature values")
                 continue
-            if _rank(np.column_stack([a, col])) < 2:
+            # a judge without display orders (a human, or orders pooled) has no b_k to confound
+            if np.any(a) and _rank(np.column_stack([a, col])) < 2:
                 out[where] = "it is proportional to the display order a (confounded with b_k)"
                 continue
             others = np.delete(x, f, axis=1)

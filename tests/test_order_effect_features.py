@@ -270,17 +270,26 @@ def test_recovery_bias_within_mc_error_and_ses_match_the_spread():
     assert np.all(recovery["coverage_95"] >= 0.88), recovery
 
 
-def test_ignoring_a_length_bias_distorts_the_abilities():
+def test_ignoring_a_length_bias_distorts_the_abilities_and_the_leaderboard():
     """With better items writing longer answers (mean log-length gap 0.8 between A and D), the
-    fit with the features recovers each judge's gap s_A − s_D within 3.5 Monte Carlo SEs (20
-    replications), while the fit without them is shifted in the direction of β_k,len by more
-    than 3.5 MC SEs for the judges with a length effect (k1: β 0.8, k2: β −0.4). Catches a
-    feature fit that leaves the abilities confounded with the feature."""
-    _, gaps = STUDY.study(20)
+    fit with the features recovers each judge's gap s_A − s_D and every ability s_ki of its
+    equal-length leaderboard within 3.5 Monte Carlo SEs (20 replications; 3.5σ over 15
+    quantities leaves < 1 % family-wise false alarms), while the fit without them is shifted
+    in the direction of β_k,len by more than 3.5 MC SEs for the judges with a length effect
+    (k1: β 0.8, k2: β −0.4): the longest-answer item A up for k1 and down for k2, the shortest
+    D the other way. Catches a feature fit that leaves the abilities confounded with the
+    feature, and a leaderboard taken from the wrong fit."""
+    _, gaps, board = STUDY._study(20, 300, 1000, gaps=True)
     truth = gaps["true_gap_A_minus_D"].to_numpy()
     assert np.all(np.abs(gaps["with_features"] - truth) < 3.5 * gaps["mc_se_with"]), gaps
     shift = (gaps["without_features"].to_numpy() - truth) / gaps["mc_se_without"].to_numpy()
     assert shift[1] > 3.5 and shift[2] < -3.5, gaps
+    z_with = (board["est_with"] - board["truth"]) / board["mc_se_with"]
+    assert np.all(np.abs(z_with) < 3.5), board
+    z_without = ((board["est_without"] - board["truth"]) / board["mc_se_without"]).to_numpy()
+    z = dict(zip(zip(board["judge"], board["item"]), z_without, strict=True))
+    assert z["k1", "A"] > 3.5 and z["k1", "D"] < -3.5, board
+    assert z["k2", "A"] < -3.5 and z["k2", "D"] > 3.5, board
 
 
 # ------------------------------------------------------------- relative to humans, and the CLI
@@ -379,14 +388,13 @@ def test_models_without_feature_effects_refuse_features(data) -> None:
     """A Comparisons with features handed to a model that has no feature effects was fitted
     as if the features were not there (its cells still sum exactly): an argument the caller
     named, silently ignored. Every such model and twin now refuses, naming the features."""
-    from bayescal.frequentist import human_calibration as hcf
     from bayescal.frequentist import judge_discrimination_btl as jdf
     from bayescal.frequentist import low_rank_judges as lrf
-    from bayescal.models import human_calibration as hcm
     from bayescal.models import judge_discrimination_btl as jdm
     from bayescal.models import low_rank_judges as lrm
 
-    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build, hcf.fit, hcm.build):
+    # human calibration (twin and PyMC) fits features: tests/test_human_calibration_features.py
+    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build):
         with pytest.raises(DataError, match="no feature effects") as err:
             call(data)
         assert "loglen" in str(err.value), call

@@ -26,7 +26,6 @@ Prints one table per subset group (all, curated labels, human labels) and writes
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
@@ -50,29 +49,15 @@ def _folder(data: str | None) -> Path:
     return root if (root / "datasets").is_dir() else root / "llmbar"
 
 
-def lengths(folder: Path) -> pd.DataFrame:
-    """Per instance (``question`` = subset/index): characters of output_1 and output_2."""
-    rows = []
-    for file in sorted((folder / "datasets").rglob("dataset.json")):
-        subset = file.parent.relative_to(folder / "datasets").as_posix()
-        for index, record in enumerate(json.loads(file.read_text(encoding="utf-8"))):
-            rows.append((f"{subset}/{index}", len(record["output_1"]),
-                         len(record["output_2"])))
-    return pd.DataFrame(rows, columns=["question", "len_1", "len_2"])
-
-
 def gold_frame(folder: Path, strategy: str) -> pd.DataFrame:
     """Verdicts as gold-vs-other comparisons with the log lengths of both outputs."""
-    v = bc.datasets.llmbar(folder, strategies=strategy)
-    v = v.merge(lengths(folder), on="question", how="left", validate="many_to_one")
-    if v["len_1"].isna().any() or (v[["len_1", "len_2"]] == 0).any().any():
-        raise SystemExit("an instance without its texts, or an empty output: check the data")
+    v = bc.datasets.llmbar(folder, strategies=strategy, lengths=True)
+    if (v[["length_a", "length_b"]] == 0).any().any():
+        raise SystemExit("an empty output: check the data")
     # the loader's item_a is the output shown first; gold = 1 when the gold output is item_a
     gold_first = v["gold"].to_numpy() == 1.0
-    first_is_1 = v["item_a"].to_numpy() == "output_1"
-    gold_is_1 = gold_first == first_is_1
-    len_gold = np.where(gold_is_1, v["len_1"], v["len_2"]).astype(float)
-    len_other = np.where(gold_is_1, v["len_2"], v["len_1"]).astype(float)
+    len_gold = np.where(gold_first, v["length_a"], v["length_b"])
+    len_other = np.where(gold_first, v["length_b"], v["length_a"])
     return pd.DataFrame({
         "item_a": "gold", "item_b": "other", "judge": v["judge"],
         "outcome": np.where(gold_first, v["outcome"], 1.0 - v["outcome"]),

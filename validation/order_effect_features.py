@@ -11,6 +11,10 @@ markdown flags. Verdicts from logit = s_ki − s_kj + a b_k + β_k,len Δloglen 
 * Ignoring the features: the same data fitted without them; each judge's ability gap
   s_A − s_D then absorbs about β_k,len times the items' mean log-length gap (0.8), less the
   attenuation that an omitted covariate causes in a logit model.
+* The leaderboard: each judge's abilities s_ki (sum zero) with the features are its
+  leaderboard at equal features (x_i = x_j, "equal length"); per judge and item, the mean
+  estimate, the 95 % Wald coverage of the true s_ki and the mean rank, with and without the
+  features.
 
 Run::
 
@@ -64,7 +68,23 @@ def study(reps: int, n_questions: int = 300, seed: int = 1000, *, gaps: bool = T
           ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(recovery table, ability-gap table) over ``reps`` fixed-seed replications; ``gaps=False``
     skips the fits without features (and returns None for their table)."""
+    recovery, gap_table, _ = _study(reps, n_questions, seed, gaps=gaps)
+    return recovery, gap_table
+
+
+def leaderboard_study(reps: int, n_questions: int = 300, seed: int = 1000) -> pd.DataFrame:
+    """Per judge and item over ``reps`` replications (the seeds of :func:`study`): the true
+    ability s_ki, and with / without the features the mean estimate, the share of 95 % Wald
+    intervals covering s_ki and the mean rank (1 = best; ties in the truth share a rank)."""
+    return _study(reps, n_questions, seed, gaps=True)[2]
+
+
+def _study(reps: int, n_questions: int, seed: int, *, gaps: bool
+           ) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
     est, se, gap_with, gap_without = [], [], [], []
+    board: dict[str, list[np.ndarray]] = {"est_with": [], "cover_with": [], "rank_with": [],
+                                          "est_without": [], "cover_without": [],
+                                          "rank_without": []}
     for r in range(reps):
         frame = simulate_frame(n_questions, seed=seed + r)
         e = oef.fit(Comparisons.from_frame(frame, features=FEATURES), information="expected")
@@ -74,9 +94,15 @@ def study(reps: int, n_questions: int = 300, seed: int = 1000, *, gaps: bool = T
         if not gaps:
             continue
         plain = oef.fit(Comparisons.from_frame(frame), information="expected")
-        for fit, out in ((e, gap_with), (plain, gap_without)):
+        for fit, out, tag in ((e, gap_with, "with"), (plain, gap_without, "without")):
             s = fit.params["ability"]
             out.append((s.sel(item="A") - s.sel(item="D")).values)
+            values = s.values
+            ses = np.array([[fit.se[f"ability[{j}, {i}]"] for i in ITEMS] for j in JUDGES])
+            board[f"est_{tag}"].append(values)
+            board[f"cover_{tag}"].append(np.abs(values - ABILITY) < 1.959963984540054 * ses)
+            # rank 1 = best: one plus the number of items scored higher
+            board[f"rank_{tag}"].append(1 + (values[:, None, :] > values[:, :, None]).sum(-1))
     est, se = np.array(est), np.array(se)
     truth = np.c_[ORDER, BETA]
     sd = est.std(axis=0, ddof=1)
@@ -91,14 +117,23 @@ def study(reps: int, n_questions: int = 300, seed: int = 1000, *, gaps: bool = T
                          "coverage_95": float(np.mean(np.abs(est[:, k, c] - truth[k, c])
                                                       < 1.959963984540054 * se[:, k, c]))})
     if not gaps:
-        return pd.DataFrame(rows), None
+        return pd.DataFrame(rows), None, None
     true_gap = ABILITY[:, 0] - ABILITY[:, 3]
     gap_table = pd.DataFrame({"judge": JUDGES, "true_gap_A_minus_D": true_gap,
                          "with_features": np.mean(gap_with, axis=0),
                          "mc_se_with": np.std(gap_with, axis=0, ddof=1) / np.sqrt(reps),
                          "without_features": np.mean(gap_without, axis=0),
                          "mc_se_without": np.std(gap_without, axis=0, ddof=1) / np.sqrt(reps)})
-    return pd.DataFrame(rows), gap_table
+    mean = {name: np.mean(v, axis=0) for name, v in board.items()}
+    mc_se = {tag: np.std(board[f"est_{tag}"], axis=0, ddof=1) / np.sqrt(reps)
+             for tag in ("with", "without")}
+    true_rank = 1 + (ABILITY[:, None, :] > ABILITY[:, :, None]).sum(-1)
+    leaderboard = pd.DataFrame([
+        {"judge": judge, "item": item, "truth": ABILITY[k, i], "true_rank": true_rank[k, i],
+         **{name: mean[name][k, i] for name in board},
+         "mc_se_with": mc_se["with"][k, i], "mc_se_without": mc_se["without"][k, i]}
+        for k, judge in enumerate(JUDGES) for i, item in enumerate(ITEMS)])
+    return pd.DataFrame(rows), gap_table, leaderboard
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=400)
     args = ap.parse_args(argv)
     reps = 40 if args.quick else args.reps
-    recovery, gaps = study(reps)
-    assert gaps is not None
+    recovery, gaps, board = _study(reps, 300, 1000, gaps=True)
+    assert gaps is not None and board is not None
     fmt = "{:.3f}".format
     print(f"Recovery over {reps} replications of 300 questions x 3 judges (MLE, expected "
           "information):")
@@ -116,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\nAbility gap s_A - s_D (mean over replications), fitted with and without the "
           "features:")
     print(gaps.to_string(index=False, float_format=fmt))
+    print("\nLeaderboard per judge at equal features (the fit with them) and without the "
+          "features: mean estimate of s_ki, 95 % Wald coverage of the true s_ki, mean rank:")
+    print(board.to_string(index=False, float_format=fmt))
     return 0
 
 

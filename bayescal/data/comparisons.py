@@ -810,6 +810,10 @@ class Comparisons:
         pooled (DIAL's single human score vector s_h); every other judge is an LLM judge, whose
         cells are :meth:`order_cells`. Both parts keep this object's items (codes agree).
 
+        With comparison features the cells are kept as they are (pooling would mix feature
+        values), relabelled: the humans' as one judge ``"pooled"`` with order 0, and the LLM
+        judges' with order 0 when ``order_effects`` is False.
+
         Returns
         -------
         llm, human : Comparisons
@@ -847,8 +851,18 @@ class Comparisons:
                 f"item(s) {unseen[:8]} are compared by the humans but by no LLM judge; the "
                 "calibration space is spanned by LLM scores, so every item needs LLM verdicts. "
                 "Check the labels, or drop those human comparisons.", argument="humans")
-        human = self.subset(list(self.humans)).collapse(order=True, judges=True)
-        return llm.order_cells(order_effects), human
+        if not self.feature_names:
+            human = self.subset(list(self.humans)).collapse(order=True, judges=True)
+            return llm.order_cells(order_effects), human
+        # with features a cell is a distinct (judge, pair, order, x) and pooling would mix
+        # feature values: relabel instead (one human judge, orders ignored; the order too when
+        # it is not fitted), keeping each cell and its feature differences
+        human = self.subset(list(self.humans))
+        human = replace(human, judges=("pooled",), judge=np.zeros_like(human.judge),
+                        order=np.zeros_like(human.order), humans=("pooled",))
+        if order_effects:
+            return llm.order_cells(True), human
+        return replace(llm, order=np.zeros_like(llm.order)), human
 
     def outcome_counts(self) -> tuple[NDArray[np.float64], NDArray[np.float64],
                                       NDArray[np.float64]]:

@@ -94,7 +94,14 @@ def baselines(data: Comparisons, *, rank: int = 1, information: str = "auto",
     estimates : dict
         Method → :class:`~bayescal.frequentist.Estimate` with intervals (Human, DIAL-Anc,
         DIAL-Ada, DIAL-Ada(W), DIAL-noPos; None where not defined).
+
+    Raises
+    ------
+    DataError
+        Comparisons with features: the Pooled and AtC baselines have no feature effects (fit
+        :func:`bayescal.frequentist.human_calibration.fit`, which has them).
     """
+    identify.refuse_features(data, "DIAL baselines' comparison (Pooled, AtC)")
     p = hc.problem(data, rank=rank)
     cov = {"information": information, "cluster": cluster, "correction": correction}
     N = p.N

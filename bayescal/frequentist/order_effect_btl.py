@@ -532,12 +532,15 @@ def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
     Parameters
     ----------
     estimate : Estimate
-        From :func:`fit` on data with comparison features.
+        From :func:`fit` on data with comparison features, or from
+        :func:`bayescal.frequentist.human_calibration.fit` (whose humans' effect is
+        ``human_feature_effect[feature]``, β_h of the pooled human judge, named ``human``
+        here).
     prob : float, optional
         Interval probability (default 0.95; ``ci_prob``: the same under ArviZ's name).
     humans : list of str, optional
         The reference judge(s); default the judges marked ``humans`` in the data
-        (``Estimate.info["humans"]``).
+        (``Estimate.info["humans"]``). Not with a ``human_feature_effect``.
 
     Returns
     -------
@@ -559,6 +562,17 @@ def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
     beta = estimate.params["feature_effect"]
     judges = [str(j) for j in beta.coords["judge"].values]
     features = [str(f) for f in beta.coords["feature"].values]
+    pos = {t: r for r, t in enumerate(estimate.terms)}
+    if "human_feature_effect" in estimate.params:
+        # the calibration's pooled human judge: β_h has its own variable
+        if humans is not None:
+            raise ValueError("humans= does not apply: the estimate's human effect is its "
+                             "human_feature_effect (the pooled human judge)")
+        ref = {f: (float(estimate.params["human_feature_effect"].sel(feature=f)),
+                   pos[f"human_feature_effect[{f}]"]) for f in features}
+        return _contrast_table(estimate, prob, [
+            (k, "human", f, float(beta.sel(judge=k, feature=f)), pos[f"feature_effect[{k}, {f}]"],
+             *ref[f]) for k in judges for f in features])
     refs = list(humans) if humans is not None else list(estimate.info.get("humans", []))
     if not refs:
         raise ValueError("no human judge: mark them in the data (Comparisons.from_frame(..., "
@@ -569,16 +583,19 @@ def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
     machines = [j for j in judges if j not in refs]
     if not machines:
         raise ValueError(f"every judge {judges} is a human: there is nothing to contrast")
-    pos = {t: r for r, t in enumerate(estimate.terms)}
+    return _contrast_table(estimate, prob, [
+        (k, h, f, float(beta.sel(judge=k, feature=f)), pos[f"feature_effect[{k}, {f}]"],
+         float(beta.sel(judge=h, feature=f)), pos[f"feature_effect[{h}, {f}]"])
+        for h in refs for k in machines for f in features])
+
+
+def _contrast_table(estimate: Estimate, prob: float,
+                    pairs: list[tuple[str, str, str, float, int, float, int]]) -> pd.DataFrame:
+    """Rows (judge, human, feature, β_k, its term, β_h, its term) to the contrasts' table."""
     rows = []
-    for h in refs:
-        for k in machines:
-            for f in features:
-                a, c = pos[f"feature_effect[{k}, {f}]"], pos[f"feature_effect[{h}, {f}]"]
-                var = estimate.cov[a, a] + estimate.cov[c, c] - 2 * estimate.cov[a, c]
-                rows.append((k, h, f, float(beta.sel(judge=k, feature=f) - beta.sel(judge=h,
-                                                                                   feature=f)),
-                             float(np.sqrt(max(var, 0.0)))))
+    for k, h, f, bk, a, bh, c in pairs:
+        var = estimate.cov[a, a] + estimate.cov[c, c] - 2 * estimate.cov[a, c]
+        rows.append((k, h, f, bk - bh, float(np.sqrt(max(var, 0.0)))))
     out = pd.DataFrame(rows, columns=["judge", "human", "feature", "estimate", "se"])
     out["lower"], out["upper"] = wald_interval(out["estimate"].to_numpy(),
                                                out["se"].to_numpy(), prob, "wald")

@@ -44,10 +44,16 @@ name                        dims            meaning
 ``ability``                 judge, item     S = γμᵀ + UVᵀ
 ``order_effect``            judge           b (model (1))
 ``consensus``               item            μ (‖μ‖² = N)
+``feature_effect``          judge, feature  β_k (with comparison features)
+``human_feature_effect``    feature         β_h, the humans' (with comparison features)
 ``calibration_consensus``   —               c_0 (coefficient of μ)
 ``outcome``                 comparison      human y_t ∈ {0, 1/2, 1} (observed)
 ``llm_outcome``             cell            LLM wins per cell (observed; ``tempered=False``)
 ==========================  ==============  ===========================================
+
+With comparison features (``Comparisons.from_frame(features=...)``) the LLM logit gains
+:math:`\beta_k^\top(x_i - x_j)` and the human one :math:`\beta_h^\top(x_i - x_j)`; S, and so
+the calibration space, are the judges' preferences at equal features.
 
 Like the twin, every function takes ONE Comparisons with the human judge(s) marked; several
 human judges are pooled into one human score vector. The design is built here from the data
@@ -68,7 +74,7 @@ import xarray as xr
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons
 from bayescal.dial import canonical, check_rank, check_space, check_weight, weight_grid
-from bayescal.identify import IdentificationWarning, refuse_features
+from bayescal.identify import IdentificationWarning, require_features_identified
 from bayescal.models._btl import draw_wins, kernel_logp
 from bayescal.priors import check_prior_sd
 
@@ -93,6 +99,9 @@ class Priors:
         σ of the calibration coefficients c (2).
     human_sd : float or None
         λ = 0: σ of the Helmert coordinates of the human scores (2).
+    feature_effect_sd : float or None
+        σ of every feature effect, the judges' β_k and the humans' β_h (1; as in
+        :class:`bayescal.models.order_effect_btl.Priors`). Used only with features.
     """
 
     basis_sd: float = 1.0
@@ -102,20 +111,22 @@ class Priors:
     order_effect_sd: float | None = 1.0
     calibration_sd: float | None = 2.0
     human_sd: float | None = 2.0
+    feature_effect_sd: float | None = 1.0
 
     def __post_init__(self) -> None:
         if self.basis_sd is None:
             raise ValueError("basis_sd cannot be None: A's prior keeps its radial part proper "
                              "(only A's direction enters the likelihood)")
         for name in ("basis_sd", "loading_mean_sd", "loading_sd", "disagreement_sd",
-                     "order_effect_sd", "calibration_sd", "human_sd"):
+                     "order_effect_sd", "calibration_sd", "human_sd", "feature_effect_sd"):
             check_prior_sd(name, getattr(self, name))
 
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on every identified block: the MAP is the twin's weighted estimate."""
         return cls(loading_mean_sd=None, loading_sd=None, disagreement_sd=None,
-                   order_effect_sd=None, calibration_sd=None, human_sd=None)
+                   order_effect_sd=None, calibration_sd=None, human_sd=None,
+                   feature_effect_sd=None)
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,7 @@ class Design:
     rank: int
     space: str
     order: bool
+    human_x: np.ndarray  # feature differences per human comparison (comparisons x F)
 
     @property
     def n_llm(self) -> float:
@@ -162,6 +174,8 @@ def design(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     space = check_space(space)
     llm, human = data.calibration_cells(order_effects)
     rank = check_rank(rank, llm.n_judges, llm.n_items)
+    require_features_identified(llm)  # a prior would only hide a confounded feature
+    require_features_identified(human)
     cell, y = human.verdicts()
     labels = human.cell_labels()
     seen: dict[int, int] = {}
@@ -175,8 +189,9 @@ def design(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         warnings.warn(f"the humans compare {pairs} distinct pair(s), fewer than the calibration "
                       f"dimension d = {d}: Condition 4 fails, the prior sets the rest",
                       IdentificationWarning, stacklevel=3)
+    x = human.features[cell] if human.n_features else np.zeros((cell.size, 0))
     return Design(llm, human, human.item_i[cell], human.item_j[cell], y, names, rank, space,
-                  order_effects)
+                  order_effects, x)
 
 
 def _normal(name: str, sd: float | None, **kw) -> pt.TensorVariable:
@@ -193,11 +208,14 @@ def _draw_human(d, rng=None, size=None):
     return rng.binomial(1, 1 / (1 + np.exp(-np.asarray(d))), size=size).astype(np.float64)
 
 
-def llm_logp(S, b, llm: Comparisons, order_effects: bool = True):
-    """Σ_c [y_c log σ(η_c) + (n_c − y_c) log σ(−η_c)] over the LLM cells (numpy or pytensor)."""
+def llm_logp(S, b, llm: Comparisons, order_effects: bool = True, beta=None):
+    """Σ_c [y_c log σ(η_c) + (n_c − y_c) log σ(−η_c)] over the LLM cells (numpy or pytensor);
+    with comparison features ``beta`` (judges x features) adds β_kᵀ(x_i − x_j) to η_c."""
     a = llm.order.astype(np.float64)
     eta = S[llm.judge, llm.item_i] - S[llm.judge, llm.item_j] + (
         a * b[llm.judge] if order_effects else 0.0)
+    if beta is not None:
+        eta = eta + (llm.features * beta[llm.judge]).sum(axis=1)
     y, n = llm.wins, llm.count
     if isinstance(eta, np.ndarray):
         return float(np.sum(-y * np.logaddexp(0, -eta) - (n - y) * np.logaddexp(0, eta)))
@@ -233,6 +251,14 @@ def _judges_block(des: Design, priors: Priors):
     return mu, V, S, b
 
 
+def _feature_effects(des: Design, priors: Priors, name: str, dims):
+    """β_k (``feature_effect``, judge x feature) or β_h (``human_feature_effect``); None
+    without features."""
+    if not des.llm.n_features:
+        return None
+    return _normal(name, priors.feature_effect_sd, dims=dims)
+
+
 def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
           space: str = "consensus", llm_weight: float = 1.0, power: float | None = None,
           order_effects: bool = True, tempered: bool = True) -> pm.Model:
@@ -261,7 +287,6 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
     pymc.Model
         Sample it with ``initvals=initvals(model)`` (the chart is singular at A = 0).
     """
-    refuse_features(data, "human calibration model")
     priors = priors if priors is not None else Priors()
     des = design(data, rank=rank, space=space, order_effects=order_effects)
     lam = check_weight(llm_weight)
@@ -273,13 +298,17 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
     N = des.llm.n_items
     coords = {"judge": list(des.llm.judges), "item": list(des.llm.items),
               "comparison": des.human_labels, "cell": des.llm.cell_labels()}
+    if des.llm.n_features:
+        coords["feature"] = list(des.llm.feature_names)
     with pm.Model(coords=coords) as model:
+        beta_h = _feature_effects(des, priors, "human_feature_effect", "feature")
         if w == 0:
             beta = _normal("human_ability_free", priors.human_sd, shape=N - 1)
             s_h = pm.Deterministic("human_ability", pt.as_tensor(zero_sum_basis(N)) @ beta,
                                    dims="item")
         else:
             mu, V, S, b = _judges_block(des, priors)
+            beta = _feature_effects(des, priors, "feature_effect", ("judge", "feature"))
             c0 = _normal("calibration_consensus", priors.calibration_sd)
             if des.space == "consensus":
                 s_h = c0 * mu
@@ -289,15 +318,19 @@ def build(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
                 s_h = c0 * mu + V @ cv
             s_h = pm.Deterministic("human_ability", s_h, dims="item")
             if tempered:
-                pm.Potential("llm_tempered", w * llm_logp(S, b, des.llm, des.order))
+                pm.Potential("llm_tempered", w * llm_logp(S, b, des.llm, des.order, beta))
             else:
                 c = des.llm
                 eta = S[c.judge, c.item_i] - S[c.judge, c.item_j] + (
                     c.order.astype(np.float64) * b[c.judge] if des.order else 0.0)
+                if beta is not None:
+                    eta = eta + (c.features * beta[c.judge]).sum(axis=1)
                 pm.CustomDist("llm_outcome", eta, c.count,
                               logp=kernel_logp, random=draw_wins,
                               observed=c.wins, dims="cell")
         d = s_h[des.human_i] - s_h[des.human_j]
+        if beta_h is not None:
+            d = d + pt.as_tensor(des.human_x) @ beta_h
         pm.CustomDist("outcome", d, logp=_human_logp, random=_draw_human,
                       observed=des.human_y, dims="comparison")
     return model
@@ -319,9 +352,12 @@ def llm_stage(data: Comparisons, *, priors: Priors | None = None, rank: int = 1,
     priors = priors if priors is not None else Priors()
     des = design(data, rank=rank, order_effects=order_effects)
     coords = {"judge": list(des.llm.judges), "item": list(des.llm.items)}
+    if des.llm.n_features:
+        coords["feature"] = list(des.llm.feature_names)
     with pm.Model(coords=coords) as model:
         _, _, S, b = _judges_block(des, priors)
-        pm.Potential("llm_tempered", llm_logp(S, b, des.llm, des.order))
+        beta = _feature_effects(des, priors, "feature_effect", ("judge", "feature"))
+        pm.Potential("llm_tempered", llm_logp(S, b, des.llm, des.order, beta))
     return model
 
 
@@ -345,7 +381,8 @@ def cut_posterior(data: Comparisons, llm_result: xr.DataTree, *, rank: int = 1,
     :math:`N(\hat c_\theta, (X^\top \mathrm{diag}(n p(1-p)) X)^{-1})` — a flat prior on c; an
     approximation of the exact conditional posterior (exact as n_h grows). Adds
     ``human_ability`` to the posterior and the per-comparison human ``log_likelihood``
-    (``outcome``).
+    (``outcome``). With comparison features the humans' β_h is fitted and drawn with c (design
+    rows (M_i − M_j, x)) and added as ``human_feature_effect``.
     """
     des = design(data, rank=rank, space=space, order_effects=order_effects)
     human = des.human
@@ -356,13 +393,16 @@ def cut_posterior(data: Comparisons, llm_result: xr.DataTree, *, rank: int = 1,
         llm_result.attrs.get("random_seed", 0)) + 17
     rng = np.random.default_rng(seed)
     hy = des.human_y
+    nf = human.n_features
+    hx = human.features if nf else np.zeros((human.n_cells, 0))
     s_out = np.empty((n_chain, n_draw, human.n_items))
+    beta_out = np.empty((n_chain, n_draw, nf))
     ll = np.empty((n_chain, n_draw, hy.size))
     for c in range(n_chain):
         for d in range(n_draw):
             M = canonical(S[c, d], des.rank).basis(des.space)
-            X = M[human.item_i] - M[human.item_j]
-            coef = np.zeros(M.shape[1])
+            X = np.column_stack([M[human.item_i] - M[human.item_j], hx])
+            coef = np.zeros(X.shape[1])
             for _ in range(50):
                 pr = 1 / (1 + np.exp(-(X @ coef)))
                 g = X.T @ (human.count * pr - human.wins)
@@ -371,12 +411,17 @@ def cut_posterior(data: Comparisons, llm_result: xr.DataTree, *, rank: int = 1,
                 coef -= step
                 if np.abs(step).max() < 1e-10:
                     break
-            s = M @ rng.multivariate_normal(coef, np.linalg.inv(H))
-            s_out[c, d] = s
-            dd = s[des.human_i] - s[des.human_j]
+            draw = rng.multivariate_normal(coef, np.linalg.inv(H))
+            s = M @ draw[: M.shape[1]]
+            s_out[c, d], beta_out[c, d] = s, draw[M.shape[1]:]
+            dd = s[des.human_i] - s[des.human_j] + des.human_x @ beta_out[c, d]
             ll[c, d] = -hy * np.logaddexp(0, -dd) - (1 - hy) * np.logaddexp(0, dd)
     post["human_ability"] = xr.DataArray(s_out, dims=("chain", "draw", "item"),
                                          coords={"item": list(human.items)})
+    if nf:
+        post["human_feature_effect"] = xr.DataArray(
+            beta_out, dims=("chain", "draw", "feature"),
+            coords={"feature": list(human.feature_names)})
     out = llm_result.copy()
     out["posterior"] = xr.DataTree(post)
     comparison = {"comparison": des.human_labels}

@@ -14,6 +14,10 @@ verdict), so :math:`\lambda = n_l/n_h` is the joint MLE. The endpoints are defin
 limits: λ = 0 is the unrestricted centred human BTL, λ = ∞ the staged (anchored) estimator (12):
 the LLM-only low-rank MLE θ̂_∞, then c with M fixed. λ is chosen by :func:`gacv`.
 
+With comparison features the judges' model gains β_k and the human one β_h (see
+:mod:`.problem`); the judges' abilities, and so the calibration space, are their preferences
+at equal features.
+
 Every entry point takes ONE :class:`~bayescal.data.Comparisons` with the human judge(s) marked
 ``humans=[...]``: the LLM part is every other judge, several human judges are pooled into the
 one human score vector s_h. Human ties count as one comparison with y = 1/2 (not the authors'

@@ -38,7 +38,7 @@ from bayescal.frequentist.human_calibration.problem import (
     require_fit_data,
 )
 from bayescal import identify
-from bayescal.identify import IdentificationError, refuse_features
+from bayescal.identify import IdentificationError, require_features_identified
 from bayescal.schema import term_labels
 
 __all__ = ["LRTest", "calibration_lr_test", "exact_loo", "fit", "gacv", "grid", "loglik"]
@@ -82,7 +82,10 @@ def fit(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         One data set: LLM judges' verdicts (with display order when ``order_effects``) and the
         human judge(s) marked ``humans=[...]`` (DIAL's human is a judge like any other; the LLM
         part is every other judge). Several human judges are pooled into one human score
-        vector s_h, their display orders ignored. Every item needs LLM verdicts.
+        vector s_h, their display orders ignored. Every item needs LLM verdicts. With
+        comparison features (``Comparisons.from_frame(features=...)``, one frame for both
+        samples) the judges' logits gain β_kᵀ(x_i − x_j) and the humans' β_hᵀ(x_i − x_j); S,
+        and so the calibration space, are then the judges' preferences at equal features.
     rank : int
         r, the disagreement rank of the judge model (1 ≤ r ≤ min(K − 1, N − 2)).
     space : {"consensus", "full"}
@@ -112,7 +115,9 @@ def fit(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     -------
     Estimate
         ``human_ability[item]`` (ŝ_h) with Wald intervals; at λ > 0 also ``ability[judge,
-        item]`` (S) and ``order_effect[judge]`` (b) from the same fit. ``info["llm_weight"]``
+        item]`` (S) and ``order_effect[judge]`` (b) from the same fit; with features
+        ``human_feature_effect[feature]`` (β_h) and, at λ > 0, ``feature_effect[judge,
+        feature]`` (β_k). ``info["llm_weight"]``
         = λ, ``info["gacv"]``, ``info["calibration"]`` (c in the paper's chart for consensus),
         ``info["intervals"]`` (what the covariance is), the covariance request.
 
@@ -120,18 +125,21 @@ def fit(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     ------
     DataError, IdentificationError
         Bad input (see :func:`~bayescal.frequentist.human_calibration.problem.problem`),
-        Condition 4 failing at the LLM fit, an unidentified judges' model.
+        Condition 4 failing at the LLM fit, an unidentified judges' model, a comparison
+        feature whose effect the judges' or the humans' design cannot separate
+        (:func:`bayescal.identify.require_features_identified`, named).
     ValueError
         A bad covariance request or weight.
     MLEBoundaryError
         λ = 0 and the human BTL MLE does not exist, or the fit did not converge / ran off.
     """
-    refuse_features(data, "human calibration model")
     lam = check_weight(llm_weight)
     _check_anchored(anchored)
     req = _request(data, information, cluster, correction)
     p = problem(data, rank=rank, space=space, order_effects=order_effects)
     require_fit_data(p)
+    require_features_identified(p.llm)
+    require_features_identified(p.human)
     clusters = inference.prepare_clusters(p, req, lam)
     path = run_path(p, [lam])
     cand = path.candidates[0]
@@ -190,6 +198,8 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
     req = _request(data, information, cluster, correction)
     p = problem(data, rank=rank, space=space, order_effects=order_effects)
     require_fit_data(p)
+    require_features_identified(p.llm)
+    require_features_identified(p.human)
     inference.prepare_clusters(p, req, None)
     lams = _grid(p, grid_values)
     path = run_path(p, lams)
@@ -214,8 +224,8 @@ def gacv(data: Comparisons, *, rank: int = 1, space: str = "consensus",
         "admissible": [c.admissible for c in cands],
         "reason": [describe(c) for c in cands],
         "reason_code": [c.reason.name if c.reason is not None else "" for c in cands],
-        "human_nll": [human_nll(c.fit.s, p) / p.n_h if np.isfinite(c.fit.s).all() else np.nan
-                      for c in cands],
+        "human_nll": [human_nll(c.fit.s, p, c.fit.beta_h) / p.n_h
+                      if np.isfinite(c.fit.s).all() else np.nan for c in cands],
         "selected": [i == best for i in range(len(cands))],
         "seconds": [c.seconds for c in cands],
     })
@@ -259,7 +269,11 @@ def _estimate(p: Problem, cand: Candidate, req: covariance.Request,
     f = cand.fit
     items, judges = list(p.items), list(p.judges)
     lam = f.lam
+    features = list(p.llm.feature_names)
     params = {"human_ability": xr.DataArray(f.s, dims="item", coords={"item": items})}
+    if features:
+        params["human_feature_effect"] = xr.DataArray(f.beta_h, dims="feature",
+                                                      coords={"feature": features})
     info: dict = {"llm_weight": lam, "rank": p.rank, "space": p.space, "gacv": cand.gacv,
                   "n_human": p.n_h, "n_llm": p.n_l, "converged": f.converged,
                   "order_effects": p.order, "anchored": anchored, **req.as_info()}
@@ -269,6 +283,10 @@ def _estimate(p: Problem, cand: Candidate, req: covariance.Request,
                                          coords={"judge": judges, "item": items})
         if p.order:
             params["order_effect"] = xr.DataArray(pt.b, dims="judge", coords={"judge": judges})
+        if features:
+            params["feature_effect"] = xr.DataArray(pt.beta, dims=("judge", "feature"),
+                                                    coords={"judge": judges,
+                                                            "feature": features})
         info["calibration"] = (pt.u[0] * np.linalg.norm(pt.F @ pt.G.sum(axis=0) / p.K)
                                / np.sqrt(p.N) if p.space == "consensus" else None)
     result = inference.covariance_at(f, p, req.kind, clusters, anchored)
@@ -279,7 +297,7 @@ def _estimate(p: Problem, cand: Candidate, req: covariance.Request,
     method = {0.0: "human", np.inf: "dial-anchored"}.get(lam, "dial")
     return Estimate(method=method, params=ds, cov=result.cov, terms=terms,
                     interval={name: "wald" for name in ds.data_vars},
-                    loglik=-human_nll(f.s, p), converged=f.converged, info=info)
+                    loglik=-human_nll(f.s, p, f.beta_h), converged=f.converged, info=info)
 
 
 def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *, llm_weight: float,
@@ -294,7 +312,8 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *, llm_weight: fl
     ----------
     params : mapping
         ``human_ability`` (N, s_h); for λ > 0 also ``ability`` (K x N over the LLM judges, S) and
-        ``order_effect`` (K) exactly when ``order_effects``.
+        ``order_effect`` (K) exactly when ``order_effects``. With comparison features also
+        ``human_feature_effect`` (F, β_h) and, for λ > 0, ``feature_effect`` (K x F, β_k).
     data : Comparisons
         As in :func:`fit`.
     llm_weight : float
@@ -315,7 +334,8 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *, llm_weight: fl
     s = np.asarray(params["human_ability"], dtype=np.float64)
     if s.shape != (p.N,):
         raise ValueError(f"human_ability has shape {s.shape}; the data have {p.N} items")
-    value = -human_nll(s, p)
+    beta_h = _feature_param(params, "human_feature_effect", (p.n_feat,), p)
+    value = -human_nll(s, p, beta_h)
     if lam == 0:
         return value
     S = np.asarray(params["ability"], dtype=np.float64)
@@ -325,10 +345,30 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *, llm_weight: fl
     if order_effects != ("order_effect" in params):
         raise ValueError("params must hold 'order_effect' exactly when order_effects=True")
     b = np.asarray(params["order_effect"], dtype=np.float64) if order_effects else np.zeros(p.K)
+    beta = _feature_param(params, "feature_effect", (p.K, p.n_feat), p)
     _check_calibration_space(S, s, p)
     F = np.linalg.svd(S, full_matrices=False)[2][: p.r1].T
-    pt = Point(np.zeros(0), S @ F, F, b, np.zeros(p.n_u))  # S = (S F) Fᵀ, F orthonormal
+    coef = np.column_stack(([b] if order_effects else []) + [beta]) if p.m else np.zeros((p.K, 0))
+    # S = (S F) Fᵀ, F orthonormal
+    pt = Point(np.zeros(0), S @ F, F, coef, beta_h, np.zeros(p.n_u), p.order)
     return value - lam * p.n_h / p.n_l * llm_nll(pt, p)
+
+
+def _feature_param(params: Mapping[str, ArrayLike], name: str, shape: tuple[int, ...],
+                   p: Problem) -> np.ndarray:
+    """A feature-effect parameter of :func:`loglik`: required exactly when the data carry
+    features, of the given shape."""
+    if not p.n_feat:
+        if name in params:
+            raise ValueError(f"{name} given, but the data carry no comparison features")
+        return np.zeros(shape)
+    if name not in params:
+        raise ValueError(f"the data carry features {list(p.llm.feature_names)}: params need "
+                         f"{name} of shape {shape}")
+    value = np.asarray(params[name], dtype=np.float64)
+    if value.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {value.shape}")
+    return value
 
 
 def _check_calibration_space(S: np.ndarray, s: np.ndarray, p: Problem) -> None:
@@ -376,8 +416,8 @@ def calibration_lr_test(data: Comparisons, *, rank: int = 1, space: str = "conse
     anc, hum = run_path(p, [np.inf, 0.0]).candidates
     if not hum.fit.converged:
         raise MLEBoundaryError("the LR test needs the human-only MLE: " + describe(hum))
-    L_anc = human_nll(anc.fit.s, p)
-    L_hum = human_nll(hum.fit.s, p)
+    L_anc = human_nll(anc.fit.s, p, anc.fit.beta_h)
+    L_hum = human_nll(hum.fit.s, p, hum.fit.beta_h)
     stat = 2 * (L_anc - L_hum)
     df = p.N - 1 - p.d
     return LRTest(stat, df, float(chdtrc(df, stat)) if df > 0 else np.nan,
@@ -433,8 +473,8 @@ def _loo_rows(p: Problem, lams: list[float], path: Path,
                 hn[c] -= 1
                 hy[c] -= y
                 hy2[c] -= y * y
-                s = _refit(p.with_human(hn, hy, hy2), cand.fit)
-                d = s[p.hi[c]] - s[p.hj[c]]
+                s, beta_h = _refit(p.with_human(hn, hy, hy2), cand.fit)
+                d = s[p.hi[c]] - s[p.hj[c]] + p.hx[c] @ beta_h
                 total += mult[c] * (np.logaddexp(0.0, d) - y * d)
                 refits += 1
         loo = total / p.n_h
@@ -443,10 +483,12 @@ def _loo_rows(p: Problem, lams: list[float], path: Path,
     return pd.DataFrame(rows)
 
 
-def _refit(q: Problem, f: opt.Fit) -> np.ndarray:
-    """Refit at f's λ on the reduced human data, warm-started at the full-data fit."""
+def _refit(q: Problem, f: opt.Fit) -> tuple[np.ndarray, np.ndarray]:
+    """Refit at f's λ on the reduced human data, warm-started at the full-data fit: (ŝ_h,
+    β̂_h)."""
     if f.lam == 0:
-        return opt.human_btl(q, start=f.s)[0]
+        s, beta_h, _ = opt.human_btl(q, start=f.s, start_beta=f.beta_h)
+        return s, beta_h
     res = opt.newton(f.zeta, q, 0.0 if f.lam == np.inf else f.lam, fixed_theta=f.lam == np.inf)
-    return opt.scores_at(res.zeta, q)
+    return opt.scores_at(res.zeta, q), q.point(res.zeta).beta_h
 

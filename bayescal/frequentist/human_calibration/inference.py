@@ -84,7 +84,8 @@ class Clusters:
 
 @dataclass(frozen=True)
 class Result:
-    """Covariance of (ŝ_h, vec S, b) in the Estimate's order, and what it is."""
+    """Covariance of (ŝ_h, β̂_h, vec S, b, vec β) in the Estimate's order (the parts the fit
+    has), and what it is."""
 
     cov: NDArray[np.float64]
     description: str
@@ -104,10 +105,14 @@ def prepare_clusters(p: Problem, req: covariance.Request, lam: float | None, *,
     human = None if req.cluster in BUILTIN_CLUSTER_KEYS else p.human.cluster_records(req.cluster)
     groups = []
     if lam is None or lam > 0:
-        groups = [g for g in cluster_groups(p.llm, llm, p.rank, p.order) if g[0] != "all"]
-        groups.append(("all LLM", llm.n_clusters, p.n_free_judges + p.d))
+        # each judge's own parameters gain its F feature effects
+        groups = [(name, n, size + p.n_feat)
+                  for name, n, size in cluster_groups(p.llm, llm, p.rank, p.order)
+                  if name != "all"]
+        groups.append(("all LLM", llm.n_clusters, p.n_free_judges + p.n_own))
     if human is not None:
-        groups.append(("human", human.n_clusters, p.N - 1 if lam == 0 else p.d))
+        groups.append(("human", human.n_clusters,
+                       (p.N - 1 if lam == 0 else p.d) + p.n_feat))
     if check:
         covariance.check_cluster_counts(groups, key=req.cluster)
     return Clusters(req.cluster, req.correction, llm, human)
@@ -124,8 +129,8 @@ def _llm_design(pt: Point, p: Problem) -> NDArray[np.float64]:
     X[rows, p.k[:, None] * r1 + np.arange(r1)] = pt.F[p.i] - pt.F[p.j]
     X[rows, nG + p.i[:, None] * r1 + np.arange(r1)] = pt.G[p.k]
     X[rows, nG + p.j[:, None] * r1 + np.arange(r1)] -= pt.G[p.k]
-    if p.order:
-        X[np.arange(nc), nG + nF + p.k] = p.a
+    if p.m:
+        X[rows, nG + nF + p.k[:, None] * p.m + np.arange(p.m)] = p.z
     return X
 
 
@@ -147,8 +152,7 @@ def llm_meat(zeta: NDArray[np.float64], p: Problem, kind: str,
         block = llm_block(pt, p, expected=kind == "expected")
         assert block.hessian is not None
         return T.T @ block.hessian @ T / p.n_l
-    S = pt.S
-    pr = expit(S[p.k, p.i] - S[p.k, p.j] + p.a * pt.b[p.k])
+    pr = expit(p.llm_eta(pt))
     X = _llm_design(pt, p) @ T
     gbar = X.T @ (p.n * pr - p.y) / p.n_l
     if kind == "sandwich":
@@ -170,14 +174,15 @@ def human_meat(zeta: NDArray[np.float64], p: Problem, kind: str,
     gbar, _ = human_moments(zeta, p)
     pt = p.point(zeta)
     s = p.human_scores(pt.G, pt.F, pt.u)
-    return _centred_cluster_meat(human_design(zeta, p), expit(s[p.hi] - s[p.hj]),
+    return _centred_cluster_meat(human_design(zeta, p), expit(p.human_logit(s, pt.beta_h)),
                                  clusters.human, gbar, p.n_h, clusters.correction)
 
 
-def _fixed_design_cov(X: NDArray[np.float64], s: NDArray[np.float64], p: Problem, kind: str,
+def _fixed_design_cov(X: NDArray[np.float64], d: NDArray[np.float64], p: Problem, kind: str,
                       clusters: Clusters | None) -> NDArray[np.float64]:
-    """Cov of a logistic coefficient with design rows X per human cell, for ``kind``."""
-    pr = expit(s[p.hi] - s[p.hj])
+    """Cov of a logistic coefficient with design rows X per human cell (logits d), for
+    ``kind``."""
+    pr = expit(d)
     inv = np.linalg.inv((X.T * (p.hn * pr * (1 - pr))) @ X)
     if kind in ("expected", "observed"):
         return inv  # the logit model's observed and expected informations coincide
@@ -212,21 +217,25 @@ def finite(f: Fit, p: Problem, kind: str, clusters: Clusters | None) -> NDArray[
     return Hinv @ J @ Hinv / p.n_h
 
 
-def zero(s: NDArray[np.float64], p: Problem, kind: str,
-         clusters: Clusters | None) -> NDArray[np.float64]:
-    """Cov(ŝ_0) of the human BTL, B Cov(β̂) Bᵀ in Helmert coordinates β."""
+def zero(f: Fit, p: Problem, kind: str, clusters: Clusters | None) -> NDArray[np.float64]:
+    """Cov(ŝ_0, β̂_h) of the human BTL: T Cov Tᵀ from the Helmert coordinates, T = diag(B, I)."""
     B = zero_sum_basis(p.N)
-    return B @ _fixed_design_cov(B[p.hi] - B[p.hj], s, p, kind, clusters) @ B.T
+    X = np.column_stack([B[p.hi] - B[p.hj], p.hx])
+    T = np.zeros((p.N + p.n_feat, p.N - 1 + p.n_feat))
+    T[: p.N, : p.N - 1] = B
+    T[p.N:, p.N - 1:] = np.eye(p.n_feat)
+    return T @ _fixed_design_cov(X, p.human_logit(f.s, f.beta_h), p, kind, clusters) @ T.T
 
 
 def _llm_free(zeta: NDArray[np.float64], p: Problem) -> NDArray[np.float64]:
-    """Orthonormal basis of the θ coordinates (u excluded) transversal to the judges' gauge."""
+    """Orthonormal basis of the θ coordinates ((β_h, u) excluded) transversal to the judges'
+    gauge."""
     null, _ = p.gauge(zeta)
-    nz = p.n_zeta
-    theta = np.zeros((nz, nz - p.n_u))
-    theta[: nz - p.n_u] = np.eye(nz - p.n_u)
-    g, _ = np.linalg.qr(theta.T @ null)  # gauge directions restricted to θ (u rows dropped)
-    full, _ = np.linalg.qr(np.concatenate([g, np.eye(nz - p.n_u)], axis=1))
+    nz, own = p.n_zeta, p.n_own
+    theta = np.zeros((nz, nz - own))
+    theta[: nz - own] = np.eye(nz - own)
+    g, _ = np.linalg.qr(theta.T @ null)  # gauge directions restricted to θ (own rows dropped)
+    full, _ = np.linalg.qr(np.concatenate([g, np.eye(nz - own)], axis=1))
     return theta @ full[:, p.r1**2:]
 
 
@@ -248,15 +257,23 @@ def llm_identified(zeta: NDArray[np.float64], p: Problem) -> str:
 
 def infinity(f: Fit, p: Problem, kind: str, clusters: Clusters | None, anchored: str
              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """λ = ∞: Cov(ŝ_h), Cov(ŝ_h, ζ̂_θ) (N x ζ) and Cov(θ̂) (ζ coordinates).
+    """λ = ∞: Cov of the human outputs h = (ŝ_h, β̂_h), Cov(h, ζ̂_θ) (N + F x ζ) and Cov(θ̂)
+    (ζ coordinates).
 
-    ŝ_h: the fixed-M covariance of the calibration plus, unless ``anchored="fixed"``, the LLM
-    estimation error carried through ŝ(θ) = M_θ ĉ(θ) (dĉ/dθ = −H_uu⁻¹ H_uθ; the samples are
-    independent). θ̂: the LLM-only covariance of ``kind``.
+    h: the fixed-M covariance of the calibration (design rows (M_i − M_j, x_t)) plus, unless
+    ``anchored="fixed"``, the LLM estimation error carried through h(θ) = (M_θ ĉ(θ),
+    β̂_h(θ)) (d(β_h, c)/dθ = −H_oo⁻¹ H_oθ over the human part's own coordinates o; the samples
+    are independent). θ̂: the LLM-only covariance of ``kind``.
     """
     pt = p.point(f.zeta)
     M = p.basis(pt.G, pt.F)
-    cov_s = M @ _fixed_design_cov(M[p.hi] - M[p.hj], f.s, p, kind, clusters) @ M.T
+    nf, N = p.n_feat, p.N
+    # (c, β_h) -> (s_h, β_h) = (M c, β_h)
+    A = np.zeros((N + nf, M.shape[1] + nf))
+    A[:N, : M.shape[1]] = M
+    A[N:, M.shape[1]:] = np.eye(nf)
+    X = np.column_stack([M[p.hi] - M[p.hj], p.hx])
+    cov_h = A @ _fixed_design_cov(X, p.human_logit(f.s, f.beta_h), p, kind, clusters) @ A.T
     free = _llm_free(f.zeta, p)
     bread_kind = "expected" if kind == "expected" else "observed"
     H = free.T @ llm_meat(f.zeta, p, bread_kind, None) @ free
@@ -270,20 +287,27 @@ def infinity(f: Fit, p: Problem, kind: str, clusters: Clusters | None, anchored:
         cov_l = Hinv / p.n_l
     else:
         cov_l = Hinv @ llm_meat(f.zeta, p, kind, clusters) @ Hinv / p.n_l
-    cross = np.zeros((p.N, p.n_zeta))
+    cross = np.zeros((N + nf, p.n_zeta))
     if anchored == "joint":
         T = p.chart
-        J_s = human_jacobian(pt, p) @ T
+        J_h = np.concatenate([human_jacobian(pt, p) @ T, _own_rows(p, nf)])
         block = human_block(pt, p)
         assert block.hessian is not None
         Hh = T.T @ block.hessian @ T
-        nu = p.n_u
-        dc = -np.linalg.solve(Hh[-nu:, -nu:], Hh[-nu:, :-nu])
-        D = np.zeros_like(J_s)
-        D[:, :-nu] = J_s[:, :-nu] + J_s[:, -nu:] @ dc
-        cov_s = cov_s + D @ cov_l @ D.T
+        own = p.n_own
+        dc = -np.linalg.solve(Hh[-own:, -own:], Hh[-own:, :-own])
+        D = np.zeros_like(J_h)
+        D[:, :-own] = J_h[:, :-own] + J_h[:, -own:] @ dc
+        cov_h = cov_h + D @ cov_l @ D.T
         cross = D @ cov_l
-    return cov_s, cross, cov_l
+    return cov_h, cross, cov_l
+
+
+def _own_rows(p: Problem, count: int) -> NDArray[np.float64]:
+    """∂β_h/∂ζ (F x ζ): β_h is the first block of the human part's own coordinates."""
+    rows = np.zeros((count, p.n_zeta))
+    rows[:, p.n_zeta - p.n_own: p.n_zeta - p.n_own + count] = np.eye(count)
+    return rows
 
 
 def ability_jacobian(pt: Point, p: Problem) -> NDArray[np.float64]:
@@ -303,33 +327,38 @@ def ability_jacobian(pt: Point, p: Problem) -> NDArray[np.float64]:
 
 def covariance_at(f: Fit, p: Problem, kind: str, clusters: Clusters | None,
                   anchored: str) -> Result:
-    """Covariance of (ŝ_h, vec S, b) at the fit's λ (ŝ_h alone at λ = 0)."""
+    """Covariance of (ŝ_h, β̂_h, vec S, b, vec β) at the fit's λ ((ŝ_h, β̂_h) at λ = 0)."""
     label = kind if clusters is None else f"cluster ({clusters.key}, {clusters.correction})"
     if f.lam == 0:
         own = clusters is not None and clusters.human is not None
         what = ("human Fisher" if kind in ("expected", "observed") else
                 "human per-comparison sandwich" if not own else f"human {label}")
-        return Result(zero(f.s, p, kind, clusters), f"{what} (λ = 0)")
+        return Result(zero(f, p, kind, clusters), f"{what} (λ = 0)")
     pt = p.point(f.zeta)
     T = p.chart
-    blocks = [human_jacobian(pt, p) @ T, ability_jacobian(pt, p) @ T]
+    K, m, nf = p.K, p.m, p.n_feat
+    start = p.sizes[0] + (p.N - 1) * p.r1  # ζ index of coef[0, 0]
+    coef_rows = np.zeros((K, m, p.n_zeta))
+    coef_rows[np.arange(K)[:, None], np.arange(m), start + np.arange(K)[:, None] * m
+              + np.arange(m)] = 1.0
+    blocks = [human_jacobian(pt, p) @ T, _own_rows(p, nf), ability_jacobian(pt, p) @ T]
     if p.order:
-        Jb = np.zeros((p.K, p.n_zeta))
-        start = p.sizes[0] + (p.N - 1) * p.r1
-        Jb[:, start: start + p.K] = np.eye(p.K)
-        blocks.append(Jb)
+        blocks.append(coef_rows[:, 0])
+    blocks.append(coef_rows[:, int(p.order):].reshape(K * nf, p.n_zeta))
     Jall = np.concatenate(blocks)
     if f.lam < np.inf:
         return Result(Jall @ finite(f, p, kind, clusters) @ Jall.T,
                       f"joint {label} at λ = {f.lam:g} (DIAL Theorem 4)")
-    cov_s, cross, cov_l = infinity(f, p, kind, clusters, anchored)
-    Jl = Jall[p.N:]
+    cov_h, cross, cov_l = infinity(f, p, kind, clusters, anchored)
+    nh = p.N + nf
+    Jl = Jall[nh:]
     cov = np.zeros((Jall.shape[0], Jall.shape[0]))
-    cov[: p.N, : p.N] = cov_s
-    cov[p.N:, p.N:] = Jl @ cov_l @ Jl.T
-    cov[: p.N, p.N:] = cross @ Jl.T
-    cov[p.N:, : p.N] = (cross @ Jl.T).T
+    cov[:nh, :nh] = cov_h
+    cov[nh:, nh:] = Jl @ cov_l @ Jl.T
+    cov[:nh, nh:] = cross @ Jl.T
+    cov[nh:, :nh] = (cross @ Jl.T).T
     human = ("fixed-M calibration plus the LLM estimation error of M (delta method)"
              if anchored == "joint" else
              "fixed-M calibration (ignores the LLM estimation error, the authors' convention)")
-    return Result(cov, f"human_ability: {human}, {label}; ability/order_effect: LLM-only {label}")
+    judges = "ability/order_effect" + ("/feature_effect" if nf else "")
+    return Result(cov, f"human_ability: {human}, {label}; {judges}: LLM-only {label}")

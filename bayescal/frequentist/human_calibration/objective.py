@@ -2,11 +2,13 @@ r"""The weighted objective :math:`q_\lambda = \ell_h(M_\theta c) + \lambda\,\ell
 derivatives, analytic in the raw coordinates (vec G, vec F, b, u).
 
 :math:`\ell_h, \ell_l` are average negative log-likelihoods (per human comparison, per LLM
-verdict). For an LLM cell c with linear predictor :math:`\eta_c = S_{ki} - S_{kj} + a b_k`,
+verdict). For an LLM cell c with linear predictor :math:`\eta_c = S_{ki} - S_{kj} + z_c^\top
+\mathrm{coef}_k` (:math:`z_c = (a_c, x_c)`, :math:`\mathrm{coef}_k = (b_k, \beta_k)`),
 residual :math:`\rho_c = n_c\sigma(\eta_c) - y_c` and weight :math:`w_c = n_c\sigma(1-\sigma)`,
 the Hessian of the total NLL is :math:`\sum_c [w_c x_c x_c^\top + \rho_c \nabla^2\eta_c]`
 (:math:`x_c = \nabla\eta_c`); the first sum alone is the expected (Fisher) information. The
-human block is the same with :math:`d = s_i - s_j` and :math:`s = M_\theta c`, whose second
+human block is the same with :math:`d = s_i - s_j + \beta_h^\top x` and :math:`s = M_\theta c`,
+whose second
 derivatives (the products c·F·G of the consensus map, F·u of the full one) give its
 :math:`\rho\nabla^2 d` terms.
 """
@@ -21,7 +23,8 @@ from scipy.special import expit
 
 from bayescal.frequentist.human_calibration.problem import Point, Problem
 
-__all__ = ["Block", "derivatives", "human_block", "human_nll", "llm_block", "llm_nll"]
+__all__ = ["Block", "derivatives", "human_block", "human_design_raw", "human_nll", "llm_block",
+           "llm_nll"]
 
 
 @dataclass(frozen=True)
@@ -40,23 +43,22 @@ class Block:
 
 def llm_nll(pt: Point, p: Problem) -> float:
     """Σ_c [n_c log(1 + e^{η_c}) − y_c η_c] (total scale)."""
-    S = pt.S
-    eta = S[p.k, p.i] - S[p.k, p.j] + p.a * pt.b[p.k]
+    eta = p.llm_eta(pt)
     return float(np.sum(p.n * np.logaddexp(0.0, eta) - p.y * eta))
 
 
-def human_nll(s: NDArray[np.float64], p: Problem) -> float:
-    """Σ_(i,j) [n_ij log(1 + e^{s_i − s_j}) − y_ij (s_i − s_j)] (total scale)."""
-    d = s[p.hi] - s[p.hj]
+def human_nll(s: NDArray[np.float64], p: Problem,
+              beta_h: NDArray[np.float64] | None = None) -> float:
+    """Σ_t [n_t log(1 + e^{d_t}) − y_t d_t], d_t = s_i − s_j + β_hᵀ x_t (total scale)."""
+    d = p.human_logit(s, beta_h)
     return float(np.sum(p.hn * np.logaddexp(0.0, d) - p.hy * d))
 
 
 def llm_block(pt: Point, p: Problem, *, hessian: bool = True, expected: bool = False) -> Block:
     """LLM NLL (total scale), raw gradient and Hessian (``expected``: Fisher information)."""
     G, F = pt.G, pt.F
-    K, N, r1 = p.K, p.N, p.r1
-    S = G @ F.T
-    eta = S[p.k, p.i] - S[p.k, p.j] + p.a * pt.b[p.k]
+    K, N, r1, m = p.K, p.N, p.r1, p.m
+    eta = p.llm_eta(pt)
     pr = expit(eta)
     rho = p.n * pr - p.y
     nll = float(np.sum(p.n * np.logaddexp(0.0, eta) - p.y * eta))
@@ -67,8 +69,10 @@ def llm_block(pt: Point, p: Problem, *, hessian: bool = True, expected: bool = F
     grad = np.zeros(size)
     grad[:nG] = (gS @ F).ravel()
     grad[nG: nG + nF] = (gS.T @ G).ravel()
-    if p.order:
-        grad[nG + nF: nG + nF + nb] = np.bincount(p.k, rho * p.a, K)
+    z = p.z
+    if m:
+        grad[nG + nF: nG + nF + K * m] = np.stack(
+            [np.bincount(p.k, rho * z[:, q], K) for q in range(m)], axis=1).ravel()
     if not hessian:
         return Block(nll, grad, None, pr)
     w = p.n * pr * (1 - pr)
@@ -90,18 +94,25 @@ def llm_block(pt: Point, p: Problem, *, hessian: bool = True, expected: bool = F
         HGF += curv.reshape(nG, nF)
     H[sl_G, sl_F] = HGF
     H[sl_F, sl_G] = HGF.T
-    if p.order:
-        sl_b = slice(nG + nF, nG + nF + nb)
-        wa = w * p.a
-        cross = (np.bincount(ki, wa, K * N) - np.bincount(kj, wa, K * N)).reshape(K, N)
-        HbG = np.zeros((K, K, r1))
-        HbG[np.arange(K), np.arange(K)] = cross @ F
-        HbF = np.einsum("kn,kq->knq", cross, G)
-        H[sl_b, sl_G] = HbG.reshape(K, nG)
-        H[sl_G, sl_b] = H[sl_b, sl_G].T
-        H[sl_b, sl_F] = HbF.reshape(K, nF)
-        H[sl_F, sl_b] = H[sl_b, sl_F].T
-        H[sl_b, sl_b] = np.diag(np.bincount(p.k, w * p.a**2, K))
+    if m:
+        # the judges' linear coefficients (b_k, β_k): rows nG + nF + k m + q
+        sl_c = slice(nG + nF, nG + nF + K * m)
+        HcG = np.zeros((K, m, K, r1))
+        HcF = np.zeros((K, m, nF))
+        for q in range(m):
+            wz = w * z[:, q]
+            cross = (np.bincount(ki, wz, K * N) - np.bincount(kj, wz, K * N)).reshape(K, N)
+            HcG[np.arange(K), q, np.arange(K)] = cross @ F
+            HcF[:, q] = np.einsum("kn,kq->knq", cross, G).reshape(K, nF)
+        H[sl_c, sl_G] = HcG.reshape(K * m, nG)
+        H[sl_G, sl_c] = H[sl_c, sl_G].T
+        H[sl_c, sl_F] = HcF.reshape(K * m, nF)
+        H[sl_F, sl_c] = H[sl_c, sl_F].T
+        Hcc = np.zeros((K, m, K, m))
+        Hcc[np.arange(K), :, np.arange(K), :] = np.stack(
+            [np.einsum("c,cq,cr->qr", w[p.k == k], z[p.k == k], z[p.k == k])
+             for k in range(K)])
+        H[sl_c, sl_c] = Hcc.reshape(K * m, K * m)
     return Block(nll, grad, H, pr)
 
 
@@ -133,6 +144,17 @@ def human_jacobian(pt: Point, p: Problem) -> NDArray[np.float64]:
     return J
 
 
+def human_design_raw(pt: Point, p: Problem,
+                     J: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Per human cell, ∂d_t/∂raw = J_i − J_j (+ x_t in the β_h columns)."""
+    J = human_jacobian(pt, p) if J is None else J
+    X = J[p.hi] - J[p.hj]
+    if p.n_feat:
+        nG, nF, nb, _ = p.sizes
+        X[:, nG + nF + nb - p.n_feat: nG + nF + nb] = p.hx
+    return X
+
+
 def human_block(pt: Point, p: Problem, *, hessian: bool = True,
                 expected: bool = False) -> Block:
     """Human NLL (total scale), raw gradient, Hessian (``expected``: Fisher information)."""
@@ -140,22 +162,18 @@ def human_block(pt: Point, p: Problem, *, hessian: bool = True,
     K, N, r1 = p.K, p.N, p.r1
     nG, nF, _, nu = p.sizes
     s = p.human_scores(G, F, u)
-    d = s[p.hi] - s[p.hj]
+    d = p.human_logit(s, pt.beta_h)
     pr = expit(d)
     rho = p.hn * pr - p.hy
     nll = float(np.sum(p.hn * np.logaddexp(0.0, d) - p.hy * d))
     gs = np.bincount(p.hi, rho, N) - np.bincount(p.hj, rho, N)
     J = human_jacobian(pt, p)
-    grad = J.T @ gs
+    X = human_design_raw(pt, p, J)
+    grad = X.T @ rho
     if not hessian:
         return Block(nll, grad, None, pr, J)
     w = p.hn * pr * (1 - pr)
-    L = np.zeros((N, N))
-    np.add.at(L, (p.hi, p.hi), w)
-    np.add.at(L, (p.hj, p.hj), w)
-    np.add.at(L, (p.hi, p.hj), -w)
-    np.add.at(L, (p.hj, p.hi), -w)
-    H = J.T @ L @ J
+    H = (X.T * w) @ X  # β_h enters d linearly: its second derivatives are zero
     if expected:
         return Block(nll, grad, H, pr, J)
     sl_F = slice(nG, nG + nF)

@@ -9,7 +9,7 @@ convention).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,21 +44,23 @@ class Newton:
 
 @dataclass(frozen=True)
 class Fit:
-    """One candidate's fit: λ, chart point, convergence, the human scores ŝ_h."""
+    """One candidate's fit: λ, chart point, convergence, the human scores ŝ_h and the humans'
+    feature effects β̂_h (empty without features)."""
 
     lam: float
     zeta: NDArray[np.float64]
     converged: bool
     max_grad: float
     s: NDArray[np.float64]
+    beta_h: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
 
 def newton(zeta: NDArray[np.float64], p: Problem, lam: float, *, llm_only: bool = False,
            fixed_theta: bool = False, max_iter: int = _MAX_NEWTON) -> Newton:
     """Minimise q_λ from ζ; ``llm_only`` minimises ℓ_l alone (the λ = ∞ judge fit),
-    ``fixed_theta`` moves the calibration coordinates u only."""
+    ``fixed_theta`` moves the human part's own coordinates (β_h, u) only."""
     T = p.chart
-    nu = p.n_u
+    nu = p.n_own
 
     def parts(z: NDArray[np.float64]) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
         pt = p.point(z)
@@ -81,7 +83,7 @@ def newton(zeta: NDArray[np.float64], p: Problem, lam: float, *, llm_only: bool 
         pt = p.point(z)
         if llm_only:
             return llm_nll(pt, p) / p.n_l
-        v = human_nll(p.human_scores(pt.G, pt.F, pt.u), p) / p.n_h
+        v = human_nll(p.human_scores(pt.G, pt.F, pt.u), p, pt.beta_h) / p.n_h
         if lam > 0 and not fixed_theta:
             v += lam * llm_nll(pt, p) / p.n_l
         return v
@@ -132,39 +134,42 @@ def rebalance(zeta: NDArray[np.float64], p: Problem) -> NDArray[np.float64]:
     root = np.sqrt(np.maximum(sv[:r1], 1e-12))
     G2, F2 = P[:, :r1] * root, Qt[:r1].T * root
     u = np.linalg.lstsq(F2, pt.F @ pt.u, rcond=None)[0] if p.space == "full" else pt.u
-    return p.zeta_of(G2, F2, pt.b, u)
+    return p.zeta_of(G2, F2, pt.coef, pt.beta_h, u)
 
 
 def llm_start(p: Problem) -> NDArray[np.float64]:
-    """Per-judge ridge BTL with order effect (batched Newton), then a rank-(r+1) SVD (ζ)."""
-    K, N = p.K, p.N
+    """Per-judge ridge BTL with its linear coefficients (b_k, β_k) (batched Newton), then a
+    rank-(r+1) SVD (ζ)."""
+    K, N, m = p.K, p.N, p.m
     ridge = 1e-3
     s = np.zeros((K, N))
-    b = np.zeros(K)
+    coef = np.zeros((K, m))
+    z = p.z
     ki, kj = p.k * N + p.i, p.k * N + p.j
     base = p.k * N * N
     flat = np.concatenate([base + p.i * N + p.i, base + p.j * N + p.j,
                            base + p.i * N + p.j, base + p.j * N + p.i])
-    a = p.a if p.order else np.zeros_like(p.a)
     for _ in range(25):
-        eta = s[p.k, p.i] - s[p.k, p.j] + a * b[p.k]
+        eta = s[p.k, p.i] - s[p.k, p.j] + np.einsum("cq,cq->c", z, coef[p.k])
         pr = expit(eta)
         rho = p.n * pr - p.y
         w = p.n * pr * (1 - pr)
-        g = np.zeros((K, N + 1))
+        g = np.zeros((K, N + m))
         g[:, :N] = (np.bincount(ki, rho, K * N) - np.bincount(kj, rho, K * N)).reshape(K, N)
-        g[:, N] = np.bincount(p.k, rho * a, K)
-        g += ridge * np.column_stack([s, b])
-        Hk = np.zeros((K, N + 1, N + 1))
+        Hk = np.zeros((K, N + m, N + m))
         Hk[:, :N, :N] = np.bincount(flat, np.concatenate([w, w, -w, -w]),
                                     K * N * N).reshape(K, N, N)
-        wa = w * a
-        cross = (np.bincount(ki, wa, K * N) - np.bincount(kj, wa, K * N)).reshape(K, N)
-        Hk[:, :N, N] = Hk[:, N, :N] = cross
-        Hk[:, N, N] = np.bincount(p.k, w * a**2, K) + (0.0 if p.order else 1.0)
-        Hk += ridge * np.eye(N + 1)
+        for q in range(m):
+            g[:, N + q] = np.bincount(p.k, rho * z[:, q], K)
+            wz = w * z[:, q]
+            cross = (np.bincount(ki, wz, K * N) - np.bincount(kj, wz, K * N)).reshape(K, N)
+            Hk[:, :N, N + q] = Hk[:, N + q, :N] = cross
+            for q2 in range(m):
+                Hk[:, N + q, N + q2] = np.bincount(p.k, wz * z[:, q2], K)
+        g += ridge * np.column_stack([s, coef])
+        Hk += ridge * np.eye(N + m)
         step = np.linalg.solve(Hk, g[..., None])[..., 0]
-        s, b = s - step[:, :N], b - step[:, N]
+        s, coef = s - step[:, :N], coef - step[:, N:]
         if np.abs(step).max() < 1e-8:
             break
     s -= s.mean(axis=1, keepdims=True)
@@ -174,19 +179,25 @@ def llm_start(p: Problem) -> NDArray[np.float64]:
     G, F = P[:, :r1] * root, Qt[:r1].T * root
     if G.sum(axis=0)[0] < 0:
         G[:, 0], F[:, 0] = -G[:, 0], -F[:, 0]
-    return p.zeta_of(G, F, b, np.zeros(p.n_u))
+    return p.zeta_of(G, F, coef, np.zeros(p.n_feat), np.zeros(p.n_u))
 
 
 def init_calibration(zeta: NDArray[np.float64], p: Problem) -> Newton:
-    """c re-initialised at argmin_c ℓ_h(M c) for the carried M (θ fixed)."""
+    """(β_h, c) re-initialised at argmin ℓ_h for the carried M (θ fixed)."""
     pt = p.point(zeta)
     u = np.full(p.n_u, 1.0 / max(1, p.n_u)) if p.space == "consensus" else np.zeros(p.n_u)
-    return newton(p.zeta_of(pt.G, pt.F, pt.b, u), p, 0.0, fixed_theta=True)
+    return newton(p.zeta_of(pt.G, pt.F, pt.coef, np.zeros(p.n_feat), u), p, 0.0,
+                  fixed_theta=True)
 
 
 def scores_at(zeta: NDArray[np.float64], p: Problem) -> NDArray[np.float64]:
     pt = p.point(zeta)
     return p.human_scores(pt.G, pt.F, pt.u)
+
+
+def _fit(lam: float, zeta: NDArray[np.float64], converged: bool, max_grad: float,
+         p: Problem) -> Fit:
+    return Fit(lam, zeta, converged, max_grad, scores_at(zeta, p), p.point(zeta).beta_h)
 
 
 def fit_infinity(p: Problem) -> tuple[Fit, Fit]:
@@ -202,36 +213,45 @@ def fit_infinity(p: Problem) -> tuple[Fit, Fit]:
     pt = p.point(llm.zeta)
     identify.calibration(p.items, p.hi, p.hj, p.basis(pt.G, pt.F), space=p.space)
     cal = init_calibration(llm.zeta, p)
-    return llm_fit, Fit(np.inf, cal.zeta, llm.converged and cal.converged, llm.max_grad,
-                        scores_at(cal.zeta, p))
+    return llm_fit, _fit(np.inf, cal.zeta, llm.converged and cal.converged, llm.max_grad, p)
 
 
 def fit_finite(p: Problem, lam: float, warm: NDArray[np.float64]) -> Fit:
     """The weighted estimator (11) at a finite λ > 0, from the carried θ."""
     start = init_calibration(warm, p)
     res = newton(start.zeta, p, lam)
-    return Fit(lam, res.zeta, res.converged, res.max_grad, scores_at(res.zeta, p))
+    return _fit(lam, res.zeta, res.converged, res.max_grad, p)
 
 
-def human_btl(p: Problem, start: NDArray[np.float64] | None = None
-              ) -> tuple[NDArray[np.float64], bool]:
-    """Centred human BTL (λ = 0) by Newton in Helmert coordinates: (ŝ_0, converged)."""
-    N = p.N
+def human_btl(p: Problem, start: NDArray[np.float64] | None = None,
+              start_beta: NDArray[np.float64] | None = None
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
+    """Centred human BTL (λ = 0), with the humans' feature effects β_h, by Newton in Helmert
+    coordinates: (ŝ_0, β̂_h, converged)."""
+    N, nf = p.N, p.n_feat
     hn, hy = p.hn, p.hy
     B = zero_sum_basis(N)
-    X = B[p.hi] - B[p.hj]
-    beta = np.zeros(N - 1) if start is None else B.T @ start
+    X = np.column_stack([B[p.hi] - B[p.hj], p.hx])
+    beta = np.zeros(N - 1 + nf)
+    if start is not None:
+        beta[: N - 1] = B.T @ start
+    if start_beta is not None and nf:
+        beta[N - 1:] = start_beta
+
+    def out(ok: bool) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
+        return B @ beta[: N - 1], beta[N - 1:].copy(), ok
+
     for _ in range(100):
         d = X @ beta
         pr = expit(d)
         g = X.T @ (hn * pr - hy)
         if np.abs(g).max() / max(hn.sum(), 1) < GRAD_TOL:
-            return B @ beta, True
+            return out(True)
         H = X.T @ ((hn * pr * (1 - pr))[:, None] * X)
         try:
-            step = np.linalg.solve(H + 1e-12 * np.eye(N - 1), g)
+            step = np.linalg.solve(H + 1e-12 * np.eye(N - 1 + nf), g)
         except np.linalg.LinAlgError:
-            return B @ beta, False
+            return out(False)
         val = np.sum(hn * np.logaddexp(0, d) - hy * d)
         t = 1.0
         for _ in range(40):
@@ -241,5 +261,5 @@ def human_btl(p: Problem, start: NDArray[np.float64] | None = None
             t /= 2
         beta = beta - t * step
         if np.abs(beta).max() > 50:
-            return B @ beta, False
-    return B @ beta, False
+            return out(False)
+    return out(False)

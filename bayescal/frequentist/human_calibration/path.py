@@ -35,7 +35,7 @@ from bayescal.basis import zero_sum_basis
 from bayescal.frequentist.human_calibration import optimize as opt
 from bayescal.frequentist.human_calibration.objective import (
     derivatives,
-    human_jacobian,
+    human_design_raw,
     human_nll,
 )
 from bayescal.frequentist.human_calibration.problem import Problem
@@ -113,7 +113,7 @@ def human_moments(zeta: NDArray[np.float64], p: Problem) -> tuple[NDArray[np.flo
     """ḡ and V̂_h = n_h⁻¹ Σ_t (g_t − ḡ)(g_t − ḡ)ᵀ per human comparison (ζ coordinates)."""
     pt = p.point(zeta)
     s = p.human_scores(pt.G, pt.F, pt.u)
-    pr = expit(s[p.hi] - s[p.hj])
+    pr = expit(p.human_logit(s, pt.beta_h))
     X = human_design(zeta, p)
     gbar = X.T @ (p.hn * pr - p.hy) / p.n_h
     sq = p.hy2 - 2 * pr * p.hy + p.hn * pr**2  # Σ_t (p − y_t)² within a cell
@@ -121,15 +121,16 @@ def human_moments(zeta: NDArray[np.float64], p: Problem) -> tuple[NDArray[np.flo
 
 
 def human_design(zeta: NDArray[np.float64], p: Problem) -> NDArray[np.float64]:
-    """Per human cell, ∂(s_i − s_j)/∂ζ."""
-    X = human_jacobian(p.point(zeta), p) @ p.chart
-    return X[p.hi] - X[p.hj]
+    """Per human cell, ∂d_t/∂ζ (d_t = s_i − s_j + β_hᵀ x_t)."""
+    return human_design_raw(p.point(zeta), p) @ p.chart
 
 
-def fixed_design_gacv(s: NDArray[np.float64], X: NDArray[np.float64], p: Problem
+def fixed_design_gacv(f: opt.Fit, X: NDArray[np.float64], p: Problem
                       ) -> tuple[float, NDArray[np.float64]]:
-    """Fixed-design logistic GACV with per-cell design rows X, and the eigenvalues of H."""
-    pr = expit(s[p.hi] - s[p.hj])
+    """Fixed-design logistic GACV with per-cell design rows X (the humans' feature columns
+    included), and the eigenvalues of H."""
+    s = f.s
+    pr = expit(p.human_logit(s, f.beta_h))
     n_h = p.n_h
     H = (X.T * (p.hn * pr * (1 - pr))) @ X / n_h
     gbar = X.T @ (p.hn * pr - p.hy) / n_h
@@ -137,7 +138,7 @@ def fixed_design_gacv(s: NDArray[np.float64], X: NDArray[np.float64], p: Problem
     J = (X.T * sq) @ X / n_h - np.outer(gbar, gbar)
     ev = np.linalg.eigvalsh(H)
     tr = float(np.trace(np.linalg.pinv(H) @ J))
-    return human_nll(s, p) / n_h + tr / (n_h - 1), ev
+    return human_nll(s, p, f.beta_h) / n_h + tr / (n_h - 1), ev
 
 
 def finite_gacv(f: opt.Fit, p: Problem) -> tuple[float, int]:
@@ -151,13 +152,13 @@ def finite_gacv(f: opt.Fit, p: Problem) -> tuple[float, int]:
         return np.nan, nulls
     Hf = free.T @ H @ free
     tr = float(np.trace(np.linalg.solve(Hf, free.T @ V @ free)))
-    return human_nll(f.s, p) / p.n_h + tr / (p.n_h - 1), nulls
+    return human_nll(f.s, p, f.beta_h) / p.n_h + tr / (p.n_h - 1), nulls
 
 
 def _infinity(p: Problem, llm_fit: opt.Fit, f: opt.Fit) -> tuple[float, Reason | None, str]:
     pt = p.point(f.zeta)
     M = p.basis(pt.G, pt.F)
-    value, ev = fixed_design_gacv(f.s, M[p.hi] - M[p.hj], p)
+    value, ev = fixed_design_gacv(f, np.column_stack([M[p.hi] - M[p.hj], p.hx]), p)
     if not llm_fit.converged or llm_fit.max_grad > opt.ADMISSIBLE_GRAD:
         return value, Reason.LLM_NOT_CONVERGED, f" (gradient {llm_fit.max_grad:.2g})"
     if not f.converged:
@@ -169,14 +170,17 @@ def _infinity(p: Problem, llm_fit: opt.Fit, f: opt.Fit) -> tuple[float, Reason |
 
 def _zero(p: Problem) -> tuple[opt.Fit, float, Reason | None, str]:
     ident = identify.check(p.human)
-    if not ident.mle_exists or not ident.connected:
-        f = opt.Fit(0.0, np.zeros(0), False, np.inf, np.full(p.N, np.nan))
+    # the graph test of the MLE's existence (Zermelo/Ford) is for the BTL without features;
+    # with the humans' β_h a separated fit shows as Newton running off (not converged)
+    if not ident.connected or (not ident.mle_exists and not p.n_feat):
+        f = opt.Fit(0.0, np.zeros(0), False, np.inf, np.full(p.N, np.nan),
+                    np.full(p.n_feat, np.nan))
         why = ident.no_mle_message() if ident.connected else ident.disconnected_message()
         return f, np.nan, Reason.HUMAN_MLE_MISSING, ": " + why
-    s, ok = opt.human_btl(p)
-    f = opt.Fit(0.0, np.zeros(0), ok, 0.0, s)
+    s, beta_h, ok = opt.human_btl(p)
+    f = opt.Fit(0.0, np.zeros(0), ok, 0.0, s, beta_h)
     B = zero_sum_basis(p.N)
-    value, ev = fixed_design_gacv(s, B[p.hi] - B[p.hj], p)
+    value, ev = fixed_design_gacv(f, np.column_stack([B[p.hi] - B[p.hj], p.hx]), p)
     if not ok:
         return f, value, Reason.HUMAN_NOT_CONVERGED, ""
     if ev.min() <= NULL_REL * ev.max():

@@ -7,6 +7,17 @@ full-space human scores are :math:`s_h = F u` (u ∈ R^{r+1}) and the consensus 
 raw vector is (vec G, vec F, b, u) and the chart coordinates ζ = (vec G, vec F̃, b, u),
 raw = T ζ. The chart has exactly (r+1)² invariance directions
 :math:`(G, F, u) \to (GA, FA^{-\top}, A^\top u)`; pseudo-inverses are taken on their complement.
+
+Linear coefficients. With comparison features (``Comparisons.from_frame(features=...)``) each
+LLM cell has the covariates :math:`z_c = (a_c, x_c)` (display order, when fitted, and the
+feature differences) and judge k the coefficients :math:`(b_k, \beta_k)`, one row of the
+K x m matrix ``coef``; the human comparisons gain :math:`\beta_h^\top x_t` with the humans'
+own :math:`\beta_h`. The raw vector is (vec G, vec F, vec coef, β_h, u): the "b" block of
+:attr:`Problem.sizes` holds every linear coefficient, so u stays last, and the human part's
+own coordinates (what the calibration fits with θ fixed) are the last
+:attr:`Problem.n_own` = F + d: (β_h, u). The abilities S, and so the calibration space M_θ,
+are the judges' preferences at equal features (x_i = x_j): the judges' feature biases are
+removed before their evidence enters the calibration.
 """
 
 from __future__ import annotations
@@ -81,6 +92,40 @@ class Problem:
     def y2(self) -> NDArray[np.float64]:
         return self.llm.wins_sq
 
+    @property
+    def n_feat(self) -> int:
+        """Number of comparison features F (0 without features)."""
+        return self.llm.n_features
+
+    @property
+    def m(self) -> int:
+        """Linear coefficients per LLM judge: b_k (when fitted) and β_k."""
+        return int(self.order) + self.n_feat
+
+    @cached_property
+    def z(self) -> NDArray[np.float64]:
+        """Covariates z_c = (a_c, x_c) of the LLM cells (cells x m)."""
+        cols = ([self.a[:, None]] if self.order else []) + (
+            [self.llm.features] if self.n_feat else [])
+        return np.column_stack(cols) if cols else np.zeros((self.k.size, 0))
+
+    @cached_property
+    def hx(self) -> NDArray[np.float64]:
+        """Feature differences x_i - x_j of the human cells (cells x F)."""
+        return self.human.features if self.n_feat else np.zeros((self.hi.size, 0))
+
+    def llm_eta(self, pt: Point) -> NDArray[np.float64]:
+        """η_c = S_ki − S_kj + z_cᵀ coef_k per LLM cell."""
+        S = pt.S
+        return S[self.k, self.i] - S[self.k, self.j] + np.einsum("cq,cq->c", self.z,
+                                                                 pt.coef[self.k])
+
+    def human_logit(self, s: NDArray[np.float64],
+                    beta_h: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """d_t = s_i − s_j + β_hᵀ x_t per human cell (β_h = 0 when None)."""
+        d = s[self.hi] - s[self.hj]
+        return d if beta_h is None or not self.n_feat else d + self.hx @ beta_h
+
     # human cells
     @property
     def hi(self) -> NDArray[np.int64]:
@@ -133,9 +178,15 @@ class Problem:
         return self.d
 
     @property
+    def n_own(self) -> int:
+        """The human part's own coordinates, last in ζ: β_h (F) and u (d)."""
+        return self.n_feat + self.n_u
+
+    @property
     def sizes(self) -> tuple[int, int, int, int]:
-        """Lengths of vec G, vec F, b and u in the raw vector."""
-        return self.K * self.r1, self.N * self.r1, self.K if self.order else 0, self.n_u
+        """Lengths of vec G, vec F, the linear coefficients (vec coef: K x m, then β_h: F) and
+        u in the raw vector."""
+        return self.K * self.r1, self.N * self.r1, self.K * self.m + self.n_feat, self.n_u
 
     @property
     def n_zeta(self) -> int:
@@ -145,8 +196,8 @@ class Problem:
 
     @property
     def n_free_judges(self) -> int:
-        """Free parameters of the judges' model, (r + 1)(K + N − r − 2) (+ K)."""
-        return n_free_parameters(self.rank, self.K, self.N, self.order)
+        """Free parameters of the judges' model, (r + 1)(K + N − r − 2) (+ K) (+ K F)."""
+        return n_free_parameters(self.rank, self.K, self.N, self.order) + self.K * self.n_feat
 
     def with_human(self, count: NDArray[np.float64], wins: NDArray[np.float64],
                    wins_sq: NDArray[np.float64]) -> Problem:
@@ -170,14 +221,12 @@ class Problem:
         """The parameters at chart coordinates ζ."""
         return Point.of_raw(self.chart @ zeta, self)
 
-    def zeta_of(self, G: NDArray[np.float64], F: NDArray[np.float64], b: NDArray[np.float64],
+    def zeta_of(self, G: NDArray[np.float64], F: NDArray[np.float64],
+                coef: NDArray[np.float64], beta_h: NDArray[np.float64],
                 u: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Chart coordinates of (G, F, b, u) with centred F (F̃ = B_Nᵀ F)."""
-        parts = [G.ravel(), (zero_sum_basis(self.N).T @ F).ravel()]
-        if self.order:
-            parts.append(b)
-        parts.append(u)
-        return np.concatenate(parts)
+        """Chart coordinates of (G, F, coef, β_h, u) with centred F (F̃ = B_Nᵀ F)."""
+        return np.concatenate([G.ravel(), (zero_sum_basis(self.N).T @ F).ravel(),
+                               np.reshape(coef, -1), np.reshape(beta_h, -1), u])
 
     def human_scores(self, G: NDArray[np.float64], F: NDArray[np.float64],
                      u: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -214,25 +263,41 @@ class Problem:
 
 @dataclass(frozen=True)
 class Point:
-    """Parameters of the joint model at one chart point: S = G Fᵀ, b, the calibration u."""
+    """Parameters of the joint model at one chart point: S = G Fᵀ, the judges' linear
+    coefficients ``coef`` (K x m: b_k when fitted, then β_k), the humans' β_h, the
+    calibration u."""
 
     raw: NDArray[np.float64]
     G: NDArray[np.float64]
     F: NDArray[np.float64]
-    b: NDArray[np.float64]
+    coef: NDArray[np.float64]
+    beta_h: NDArray[np.float64]
     u: NDArray[np.float64]
+    order: bool
 
     @classmethod
     def of_raw(cls, raw: NDArray[np.float64], p: Problem) -> Point:
         nG, nF, nb, _ = p.sizes
         G = raw[:nG].reshape(p.K, p.r1)
         F = raw[nG: nG + nF].reshape(p.N, p.r1)
-        b = raw[nG + nF: nG + nF + nb] if p.order else np.zeros(p.K)
-        return cls(raw, G, F, b, raw[nG + nF + nb:])
+        start = nG + nF
+        coef = raw[start: start + p.K * p.m].reshape(p.K, p.m)
+        beta_h = raw[start + p.K * p.m: start + nb]
+        return cls(raw, G, F, coef, beta_h, raw[start + nb:], p.order)
 
     @property
     def S(self) -> NDArray[np.float64]:
         return self.G @ self.F.T
+
+    @property
+    def b(self) -> NDArray[np.float64]:
+        """Order effects b_k (zeros when not fitted)."""
+        return self.coef[:, 0] if self.order else np.zeros(self.coef.shape[0])
+
+    @property
+    def beta(self) -> NDArray[np.float64]:
+        """Judges' feature effects β_k (K x F)."""
+        return self.coef[:, int(self.order):]
 
 
 def problem(data: Comparisons, *, rank: int = 1, space: str = "consensus",
