@@ -528,7 +528,7 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
             p.add_argument("--baselines", action="store_true",
                            help="also compute DIAL's baselines (Human-only, Pooled, DIAL-Anc, "
                            "DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC): baselines.csv")
-        if entry.stem == "order_effect_btl":
+        if entry.features:
             p.add_argument("--feature", type=_feature_pair, action="append", default=None,
                            metavar="A_COLUMN:B_COLUMN", dest="features",
                            help="a comparison feature: the columns of item_a's and item_b's "
@@ -788,8 +788,8 @@ def _fit_model(args: argparse.Namespace, entry: registry.Entry, data: Any,
         for name in entry.twin_tables:
             out.tables[name] = (entry.twin_table(name)(result),
                                 f"{name.replace('_', ' ')} (from the MLE)")
-        if entry.stem == "order_effect_btl" and data.n_features and data.humans:
-            from bayescal.frequentist.order_effect_btl import feature_effect_contrasts
+        if entry.features and data.n_features and data.humans:
+            from bayescal.frequentist.features import feature_effect_contrasts
 
             out.tables["feature_effect_contrasts"] = (
                 feature_effect_contrasts(result, args.prob),

@@ -380,13 +380,11 @@ def test_models_without_feature_effects_refuse_features(data) -> None:
     as if the features were not there (its cells still sum exactly): an argument the caller
     named, silently ignored. Every such model and twin now refuses, naming the features."""
     from bayescal.frequentist import human_calibration as hcf
-    from bayescal.frequentist import judge_discrimination_btl as jdf
     from bayescal.frequentist import low_rank_judges as lrf
     from bayescal.models import human_calibration as hcm
-    from bayescal.models import judge_discrimination_btl as jdm
     from bayescal.models import low_rank_judges as lrm
 
-    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build, hcf.fit, hcm.build):
+    for call in (lrf.fit, lrm.build, hcf.fit, hcm.build):
         with pytest.raises(DataError, match="no feature effects") as err:
             call(data)
         assert "loglen" in str(err.value), call

@@ -24,6 +24,10 @@ parameter :math:`\nu > 0`,
 which is Davidson's :math:`\pi_i/(\pi_i + \pi_j + \nu\sqrt{\pi_i\pi_j})` divided through
 by :math:`\sqrt{\pi_i\pi_j}` with :math:`\eta = \log\pi_i - \log\pi_j`.
 
+With comparison features the pairwise models add judge k's feature effect to the predictor,
+:math:`\eta \mathrel{+}= \beta_k^\top(x_i - x_j)` (:func:`feature_term`, one prior and one
+variable ``feature_effect`` (judge, feature) for all of them).
+
 Used by :mod:`~bayescal.models.judge_discrimination_btl` (Xu, Tan, Wu, Zhou 2026,
 arXiv:2601.21817), :mod:`~bayescal.models.order_effect_btl` and the DIAL models (2026).
 Models import the kernel from here, never from one another or from a frequentist twin.
@@ -32,11 +36,12 @@ Models import the kernel from here, never from one another or from a frequentist
 from __future__ import annotations
 
 import numpy as np
+import pymc as pm
 import pytensor.tensor as pt
 from numpy.typing import NDArray
 from scipy.special import expit
 
-__all__ = ["davidson_logp", "draw_wins", "kernel_logp"]
+__all__ = ["davidson_logp", "draw_wins", "feature_term", "kernel_logp"]
 
 
 def kernel_logp(
@@ -92,3 +97,28 @@ def davidson_logp(
     half = eta / 2
     log_d = pt.logsumexp(pt.stack([half, -half, log_nu + pt.zeros_like(half)]), axis=0)
     return (wins - losses) * half + ties * log_nu - (wins + ties + losses) * log_d
+
+
+def feature_term(features: NDArray[np.float64], judge: pt.TensorVariable,
+                 sd: float | None) -> pt.TensorVariable:
+    r"""Judge k's feature effect per cell, :math:`\beta_k^\top(x_i - x_j)`, inside a model.
+
+    Adds ``features`` (data, dims cell x feature) and ``feature_effect`` (dims judge x feature,
+    :math:`\beta`): ``Normal(0, sd)`` per entry, or flat with ``sd=None`` (for MAP = MLE). The
+    model must have the ``judge``, ``feature`` and ``cell`` coordinates.
+
+    Parameters
+    ----------
+    features : array (cells x features)
+        Each cell's feature differences :math:`x_i - x_j` (``Comparisons.features``).
+    judge : tensor
+        Judge code of each cell.
+    sd : float or None
+        Prior scale of each :math:`\beta_{kf}` in logits per unit of the difference.
+    """
+    x = pm.Data("features", features, dims=("cell", "feature"))
+    if sd is not None:
+        beta = pm.Normal("feature_effect", 0.0, sd, dims=("judge", "feature"))
+    else:
+        beta = pm.Flat("feature_effect", dims=("judge", "feature"))
+    return (x * beta[judge]).sum(axis=1)

@@ -42,7 +42,7 @@ from bayescal.identify import (
     require_order,
     warn_if_order_unidentified,
 )
-from bayescal.models._btl import draw_wins, kernel_logp
+from bayescal.models._btl import draw_wins, feature_term, kernel_logp
 from bayescal.priors import check_prior_sd
 
 __all__ = ["Priors", "build"]
@@ -145,13 +145,7 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
             b = pm.Flat("order_effect", dims="judge")
         eta = ability[judge, item_i] - ability[judge, item_j] + order * b[judge]  # model (1)
         if data.n_features:
-            x = pm.Data("features", data.features, dims=("cell", "feature"))
-            if priors.feature_effect_sd is not None:
-                beta = pm.Normal("feature_effect", 0.0, priors.feature_effect_sd,
-                                 dims=("judge", "feature"))
-            else:
-                beta = pm.Flat("feature_effect", dims=("judge", "feature"))
-            eta = eta + (x * beta[judge]).sum(axis=1)
+            eta = eta + feature_term(data.features, judge, priors.feature_effect_sd)
         pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=data.wins, dims="cell")
     return model
