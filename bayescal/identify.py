@@ -668,8 +668,8 @@ def refuse_features(data: Comparisons, model: str) -> None:
     if getattr(data, "feature_names", ()):
         raise DataError(
             f"the {model} has no feature effects, but the comparisons carry features "
-            f"{list(data.feature_names)}: fit order_effect_btl or "
-            "judge_discrimination_btl for judge-specific feature effects, or build the Comparisons "
+            f"{list(data.feature_names)}: fit order_effect_btl, judge_discrimination_btl or "
+            "low_rank_judges for judge-specific feature effects, or build the Comparisons "
             "without features=", argument="features")
 
 

@@ -460,6 +460,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         judge_parameters=("consensus_loading", "order_effect"),
         figures=("forest", "leaderboard", "judge_loadings", "order_effects"),
         canonical="bayescal.models.low_rank_judges:canonical_factors",
+        features=True,
     ),
     Entry(
         stem="human_calibration",

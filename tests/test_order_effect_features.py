@@ -378,13 +378,12 @@ def test_llmbar_length_study_reads_the_data_the_right_way_round():
 def test_models_without_feature_effects_refuse_features(data) -> None:
     """A Comparisons with features handed to a model that has no feature effects was fitted
     as if the features were not there (its cells still sum exactly): an argument the caller
-    named, silently ignored. Every such model and twin now refuses, naming the features."""
+    named, silently ignored. Every such model and twin (human calibration) refuses, naming the
+    features."""
     from bayescal.frequentist import human_calibration as hcf
-    from bayescal.frequentist import low_rank_judges as lrf
     from bayescal.models import human_calibration as hcm
-    from bayescal.models import low_rank_judges as lrm
 
-    for call in (lrf.fit, lrm.build, hcf.fit, hcm.build):
+    for call in (hcf.fit, hcm.build):
         with pytest.raises(DataError, match="no feature effects") as err:
             call(data)
         assert "loglen" in str(err.value), call
