@@ -745,8 +745,10 @@ def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64]
         blocks["feature_effect"] = Jbeta
     blocks["consensus"] = J_mu @ J_S
     blocks["consensus_loading"] = J_gamma @ J_S
-    interval = {"ability": "wald", "order_effect": "wald", "feature_effect": "wald",
-                "consensus": "wald", "consensus_loading": "wald"}
+    interval = {"ability": "wald", "order_effect": "wald", "consensus": "wald",
+                "consensus_loading": "wald"}
+    if n_beta:
+        interval["feature_effect"] = "wald"
     notes = {}
     if rank == 1:
         # the canonical factors are smooth in S when r = 1 (sign pinned by the first loading)
