@@ -21,9 +21,11 @@ from scipy.special import ndtr
 
 from bayescal.data import Comparisons
 from bayescal.frequentist._core import Estimate
+from bayescal.priors import check_prior_sd
 from bayescal.schema import resolve_prob, wald_interval
 
-__all__ = ["feature_effect_contrasts", "feature_effect_param", "feature_sums"]
+__all__ = ["feature_effect_contrasts", "feature_effect_param", "feature_penalty_sd",
+           "feature_sums"]
 
 
 def feature_effect_param(params: Mapping[str, ArrayLike], data: Comparisons
@@ -46,6 +48,26 @@ def feature_effect_param(params: Mapping[str, ArrayLike], data: Comparisons
         raise ValueError(f"feature_effect must have shape (judges, features) = {shape}; got "
                          f"{beta.shape}")
     return beta
+
+
+def feature_penalty_sd(penalty: object) -> float | None:
+    """The feature effects' prior sd of a twin's ``penalty`` (a model's ``Priors``), or None.
+
+    Refuses a penalty whose ``feature_pooling`` is not ``"none"``: a shared or partially pooled
+    prior is not the independent Gaussian the twins add, and silently using it as one would
+    return the optimum of another model.
+    """
+    if penalty is None:
+        return None
+    pooling = getattr(penalty, "feature_pooling", "none")
+    if pooling != "none":
+        raise ValueError(
+            f"the twin's penalty takes independent feature-effect priors only "
+            f"(feature_pooling='none'), got feature_pooling={pooling!r}: fit that prior with "
+            "the PyMC model (NUTS)")
+    sd = getattr(penalty, "feature_effect_sd", None)
+    check_prior_sd("feature_effect_sd", sd)
+    return sd
 
 
 def feature_sums(judge: NDArray[np.integer], values: NDArray[np.float64],

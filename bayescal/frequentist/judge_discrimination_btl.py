@@ -70,7 +70,11 @@ from bayescal.data import Comparisons, DataError
 from bayescal.data.comparisons import ClusterRecords
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.frequentist.features import feature_effect_param, feature_sums
+from bayescal.frequentist.features import (
+    feature_effect_param,
+    feature_penalty_sd,
+    feature_sums,
+)
 from bayescal.frequentist.covariance import Information, Request
 from bayescal.identify import (
     IdentificationError,
@@ -422,7 +426,7 @@ def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray
         prec[: c.n_items] = 1.0 / penalty.ability_sd**2
     if weighted and penalty.discrimination_sd is not None:
         prec[c.n_items:a_end] = 1.0 / penalty.discrimination_sd**2
-    feature_sd = getattr(penalty, "feature_effect_sd", None)
+    feature_sd = feature_penalty_sd(penalty)
     if feature_sd is not None:
         prec[a_end:] = 1.0 / feature_sd**2
     return prec
@@ -664,7 +668,7 @@ def fit(
         # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)
-        check_prior_sd("feature_effect_sd", getattr(penalty, "feature_effect_sd", None))
+        feature_penalty_sd(penalty)  # refuses a pooled feature prior
     weighted = discrimination and data.n_judges > 1
     # a feature confounded with the design is refused, penalty or not: a prior would only hide
     # it (display order is not in this model, so only the item contrasts can absorb a feature)

@@ -59,6 +59,7 @@ from bayescal.frequentist._core import Estimate, MLEBoundaryError
 from bayescal.frequentist.features import (
     feature_effect_contrasts,
     feature_effect_param,
+    feature_penalty_sd,
     feature_sums,
 )
 from bayescal.frequentist.covariance import Information
@@ -298,7 +299,7 @@ def fit(
             groups.append(("all judges jointly", records.n_clusters, n_judges * n_par))
         covariance.check_cluster_counts(groups, key=str(request.cluster))
     n_feat = data.n_features
-    feature_sd = None if penalty is None else penalty.feature_effect_sd
+    feature_sd = feature_penalty_sd(penalty)
     penalized = penalty is not None and (penalty.ability_sd is not None
                                          and penalty.order_effect_sd is not None
                                          and (feature_sd is not None or n_feat == 0))

@@ -41,6 +41,8 @@ import pytensor.tensor as pt
 from numpy.typing import NDArray
 from scipy.special import expit
 
+from bayescal.priors import check_feature_pooling
+
 __all__ = ["davidson_logp", "draw_wins", "feature_term", "kernel_logp"]
 
 
@@ -100,12 +102,27 @@ def davidson_logp(
 
 
 def feature_term(features: NDArray[np.float64], judge: pt.TensorVariable,
-                 sd: float | None) -> pt.TensorVariable:
+                 sd: float | None, pooling: str = "none",
+                 pooling_sd: float = 0.5) -> pt.TensorVariable:
     r"""Judge k's feature effect per cell, :math:`\beta_k^\top(x_i - x_j)`, inside a model.
 
     Adds ``features`` (data, dims cell x feature) and ``feature_effect`` (dims judge x feature,
-    :math:`\beta`): ``Normal(0, sd)`` per entry, or flat with ``sd=None`` (for MAP = MLE). The
-    model must have the ``judge``, ``feature`` and ``cell`` coordinates.
+    :math:`\beta`), with one of three priors across judges (``pooling``, the same for every
+    pairwise model):
+
+    * ``"none"``: :math:`\beta_{kf} \sim N(0, \sigma^2)` independently (flat with
+      ``sd=None``, for MAP = MLE);
+    * ``"shared"``: one effect for every judge, :math:`\beta_{kf} = \bar\beta_f \sim N(0,
+      \sigma^2)` (``feature_effect_shared``, dims feature; flat with ``sd=None``): the style
+      control of a single leaderboard;
+    * ``"partial"``: :math:`\beta_{kf} \sim N(\bar\beta_f, \tau_f^2)`,
+      :math:`\bar\beta_f \sim N(0, \sigma^2)` (``feature_effect_mean``; flat with
+      ``sd=None``), :math:`\tau_f \sim \text{HalfNormal}(\text{pooling\_sd})`
+      (``feature_effect_scale``), written non-centred (``feature_effect_free`` standard
+      normal, :math:`\beta = \bar\beta + \tau z`) so NUTS does not meet the funnel of a
+      small τ. Its MAP is degenerate (τ → 0 has no finite mode in general): fit it by NUTS.
+
+    The model must have the ``judge``, ``feature`` and ``cell`` coordinates.
 
     Parameters
     ----------
@@ -114,11 +131,31 @@ def feature_term(features: NDArray[np.float64], judge: pt.TensorVariable,
     judge : tensor
         Judge code of each cell.
     sd : float or None
-        Prior scale of each :math:`\beta_{kf}` in logits per unit of the difference.
+        Prior scale of each :math:`\beta_{kf}` (or of the shared / mean effect) in logits per
+        unit of the difference.
+    pooling : {"none", "shared", "partial"}
+        See above (:data:`bayescal.priors.FEATURE_POOLING`).
+    pooling_sd : float
+        Scale of the half-normal prior on :math:`\tau_f` (``"partial"`` only).
     """
+    check_feature_pooling(pooling, pooling_sd)
     x = pm.Data("features", features, dims=("cell", "feature"))
-    if sd is not None:
-        beta = pm.Normal("feature_effect", 0.0, sd, dims=("judge", "feature"))
+
+    def normal_or_flat(name: str, dims: str | tuple[str, ...]) -> pt.TensorVariable:
+        if sd is None:
+            return pm.Flat(name, dims=dims)
+        return pm.Normal(name, 0.0, sd, dims=dims)
+
+    if pooling == "none":
+        beta = normal_or_flat("feature_effect", ("judge", "feature"))
+    elif pooling == "shared":
+        common = normal_or_flat("feature_effect_shared", "feature")
+        n_judges = pm.modelcontext(None).dim_lengths["judge"]
+        beta = pm.Deterministic("feature_effect", pt.ones((n_judges, 1)) * common,
+                                dims=("judge", "feature"))
     else:
-        beta = pm.Flat("feature_effect", dims=("judge", "feature"))
+        mean = normal_or_flat("feature_effect_mean", "feature")
+        scale = pm.HalfNormal("feature_effect_scale", pooling_sd, dims="feature")
+        z = pm.Normal("feature_effect_free", 0.0, 1.0, dims=("judge", "feature"))
+        beta = pm.Deterministic("feature_effect", mean + scale * z, dims=("judge", "feature"))
     return (x * beta[judge]).sum(axis=1)

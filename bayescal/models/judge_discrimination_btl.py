@@ -48,7 +48,7 @@ from bayescal.identify import (
     warn_if_unidentified,
 )
 from bayescal.models._btl import davidson_logp, draw_wins, feature_term, kernel_logp
-from bayescal.priors import check_prior_sd
+from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["Priors", "build"]
 
@@ -74,12 +74,24 @@ class Priors:
         σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature, in logits of the judge's
         verdicts per unit of the feature's difference (1, as in the order-effect BTL). Used
         only with features; ``None`` is flat.
+    feature_pooling : {"none", "shared", "partial"}
+        How the judges' feature effects are pooled (:func:`bayescal.models._btl.feature_term`):
+        ``"none"`` (default) independent ``Normal(0, feature_effect_sd)`` per judge,
+        ``"shared"`` one effect for all judges, ``"partial"`` the hierarchical
+        ``β_kf ~ Normal(β̄_f, τ_f)`` with ``β̄_f ~ Normal(0, feature_effect_sd)`` and
+        ``τ_f ~ HalfNormal(feature_pooling_sd)`` (for NUTS; its MAP is degenerate). The twin's
+        penalty takes ``"none"`` only.
+    feature_pooling_sd : float
+        Scale of the half-normal prior on τ_f (0.5: judges' length effects within about ±1
+        logit of their mean a priori). Never flat.
     """
 
     ability_sd: float | None = 2.0
     discrimination_sd: float | None = 1.0
     tie_sd: float | None = 1.5
     feature_effect_sd: float | None = 1.0
+    feature_pooling: str = "none"
+    feature_pooling_sd: float = 0.5
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
@@ -87,6 +99,7 @@ class Priors:
         check_prior_sd("discrimination_sd", self.discrimination_sd)
         check_prior_sd("tie_sd", self.tie_sd)
         check_prior_sd("feature_effect_sd", self.feature_effect_sd)
+        check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
@@ -245,7 +258,8 @@ def build(
             eta = disc[judge] * eta  # eq. (1)
         if cells.n_features:
             # not scaled by γ_k: β_k is in logits of judge k's verdicts
-            eta = eta + feature_term(cells.features, judge, priors.feature_effect_sd)
+            eta = eta + feature_term(cells.features, judge, priors.feature_effect_sd,
+                                     priors.feature_pooling, priors.feature_pooling_sd)
         if ties == "half":
             pm.CustomDist(
                 "outcome", eta, count, logp=kernel_logp, random=draw_wins,

@@ -82,7 +82,7 @@ from pymc.logprob.transforms import LogTransform
 from bayescal.dial import canonical, check_rank, n_free_parameters, ridge_scores
 from bayescal.identify import IdentificationWarning, require_features_identified
 from bayescal.models._btl import draw_wins, feature_term, kernel_logp
-from bayescal.priors import check_prior_sd
+from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors", "check_reflections"]
 
@@ -114,6 +114,16 @@ class Priors:
     feature_effect_sd : float or None
         σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature (1, as in the order-effect
         BTL); used only with comparison features. ``None``: flat.
+    feature_pooling : {"none", "shared", "partial"}
+        How the judges' feature effects are pooled (:func:`bayescal.models._btl.feature_term`):
+        ``"none"`` (default) independent ``Normal(0, feature_effect_sd)`` per judge,
+        ``"shared"`` one effect for all judges, ``"partial"`` the hierarchical
+        ``β_kf ~ Normal(β̄_f, τ_f)`` with ``β̄_f ~ Normal(0, feature_effect_sd)`` and
+        ``τ_f ~ HalfNormal(feature_pooling_sd)`` (for NUTS; its MAP is degenerate). The twin has
+        no penalty.
+    feature_pooling_sd : float
+        Scale of the half-normal prior on τ_f (0.5: judges' length effects within about ±1
+        logit of their mean a priori). Never flat.
     """
 
     basis_sd: float = 1.0
@@ -122,6 +132,8 @@ class Priors:
     disagreement_sd: float | None = 1.0
     order_effect_sd: float | None = 1.0
     feature_effect_sd: float | None = 1.0
+    feature_pooling: str = "none"
+    feature_pooling_sd: float = 0.5
 
     def __post_init__(self) -> None:
         if self.basis_sd is None:
@@ -130,6 +142,7 @@ class Priors:
         for name in ("basis_sd", "loading_mean_sd", "loading_sd", "disagreement_sd",
                      "order_effect_sd", "feature_effect_sd"):
             check_prior_sd(name, getattr(self, name))
+        check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
@@ -306,7 +319,8 @@ def build(
             b = _normal_or_flat("order_effect", priors.order_effect_sd, dims="judge")
             eta = eta + order * b[judge]  # model (1)
         if c.n_features:
-            eta = eta + feature_term(c.features, judge, priors.feature_effect_sd)
+            eta = eta + feature_term(c.features, judge, priors.feature_effect_sd,
+                                     priors.feature_pooling, priors.feature_pooling_sd)
         pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=c.wins, dims="cell")
     return model
