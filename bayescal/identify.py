@@ -651,7 +651,8 @@ def feature_problems(data: Comparisons, *, order: bool = True) -> dict[str, str]
             others = np.delete(x, f, axis=1)
             rest = np.column_stack([base, others])
             if _rank(np.column_stack([rest, col])) == _rank(rest):
-                design = "the item contrasts and the display order" if order else "the item contrasts"
+                design = ("the item contrasts and the display order" if order
+                          else "the item contrasts")
                 what = (design if not others.shape[1]
                         or _rank(np.column_stack([base, col])) == _rank(base)
                         else f"{design.replace(' and ', ', ')} and the other features")

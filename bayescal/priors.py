@@ -12,7 +12,8 @@ import numbers
 
 __all__ = ["FEATURE_POOLING", "check_beta_prior", "check_feature_pooling", "check_prior_sd"]
 
-#: How the pairwise models' feature effects β_k are pooled across judges (``Priors.feature_pooling``).
+#: How the pairwise models' feature effects β_k are pooled across judges
+#: (``Priors.feature_pooling``).
 FEATURE_POOLING = ("none", "shared", "partial")
 
 

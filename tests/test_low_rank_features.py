@@ -166,10 +166,13 @@ def test_pymc_loglik_equals_twin_and_flat_map_is_the_mle(data, rng):
                                    atol=2e-4)
 
 
+@pytest.mark.slow
 def test_cli_feature_flag_on_the_low_rank_fit(frame, tmp_path, capsys):
     """``fit low-rank-judges --feature ... --humans h``: summary.csv has one feature_effect row
     per (judge, feature) equal to the twin's MLE, and the contrasts to h are written. Catches
-    the flag missing from this fit."""
+    the flag missing from this fit. Slow (a whole run folder with figures, about 8 s): the flag
+    comes from the registry's ``features`` for every model, which the default run checks on
+    the judge-discrimination fit."""
     from bayescal.cli import main
 
     path = tmp_path / "v.csv"
