@@ -528,7 +528,7 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
             p.add_argument("--baselines", action="store_true",
                            help="also compute DIAL's baselines (Human-only, Pooled, DIAL-Anc, "
                            "DIAL-Ada, DIAL-Ada(W), DIAL-noPos, AtC): baselines.csv")
-        if entry.stem in ("order_effect_btl", "human_calibration"):
+        if entry.features:
             p.add_argument("--feature", type=_feature_pair, action="append", default=None,
                            metavar="A_COLUMN:B_COLUMN", dest="features",
                            help="a comparison feature: the columns of item_a's and item_b's "
@@ -538,7 +538,7 @@ def _fit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                            + (" (and the humans' human_feature_effect[feature]; the human rows "
                               "go in FILE, named by --humans)"
                               if entry.stem == "human_calibration" else ""))
-        if entry.stem == "order_effect_btl":
+        if entry.features and entry.stem != "human_calibration":
             p.add_argument("--humans", type=_names, default=None, metavar="A,B",
                            help="judge label(s) that are human raters: with --feature and "
                            "--method mle, feature_effect_contrasts.csv holds each judge's effect "
@@ -796,8 +796,8 @@ def _fit_model(args: argparse.Namespace, entry: registry.Entry, data: Any,
         for name in entry.twin_tables:
             out.tables[name] = (entry.twin_table(name)(result),
                                 f"{name.replace('_', ' ')} (from the MLE)")
-        if entry.stem == "order_effect_btl" and data.n_features and data.humans:
-            from bayescal.frequentist.order_effect_btl import feature_effect_contrasts
+        if entry.features and data.n_features and data.humans:
+            from bayescal.frequentist.features import feature_effect_contrasts
 
             out.tables["feature_effect_contrasts"] = (
                 feature_effect_contrasts(result, args.prob),
@@ -847,7 +847,7 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
         out.notes.append(f"calibrated human scores at λ = {lam:g} ({options['space']} space, "
                          f"r = {options['rank']}; intervals: {result.info['intervals']})")
         if data.n_features:
-            from bayescal.frequentist.order_effect_btl import feature_effect_contrasts
+            from bayescal.frequentist.features import feature_effect_contrasts
 
             out.tables["feature_effect_contrasts"] = (
                 feature_effect_contrasts(result, args.prob),

@@ -627,16 +627,26 @@ def _rank(design: np.ndarray) -> int:
     return int(np.linalg.matrix_rank(design)) if design.size else 0
 
 
-def feature_problems(data: Comparisons) -> dict[str, str]:
+def feature_problems(data: Comparisons, *, order: bool = True) -> dict[str, str]:
     r"""Comparison features whose judge-specific effects :math:`\beta_{kf}` are not identified.
 
-    For each judge k, with design rows :math:`(e_i - e_j, a, x)` per cell, feature f is refused
+    One check for every pairwise model with feature effects (the order-effect BTL, the low-rank
+    judges, the judge-discrimination BTL): their logits add :math:`\beta_k^\top x` to a
+    judge's item contrasts, and (with ``order``) its order effect. Checking against each
+    judge's full item contrasts is conservative for the judge-discrimination and low-rank
+    models, whose contrasts are shared or low-rank: a feature the judge's own abilities would
+    absorb is refused even where the shared structure could separate it, since its effect
+    would then rest on that structure alone, not on comparisons of the same items.
+
+    For each judge k, with design rows :math:`(e_i - e_j, a, x)` per cell (:math:`a` dropped
+    when ``order`` is False: a model without display order), feature f is refused
     when its differences (a) are zero for every verdict of the judge, (b) take one value within
     every (judge, pair): its effect then rests only on the BTL's transitivity across pairs, not
     on any comparison of the same two items, (c) are proportional to the display order a,
     (d) are differences :math:`g_i - g_j` of item values (absorbed by the abilities), or
     (e) lie in the span of the item contrasts, the order and the other features. (b) contains
-    (d) and is checked first; the others are rank tests (SVD) of the judge's cells.
+    (d) and is checked first; the others are rank tests (SVD) of the judge's cells. (c) applies
+    only with ``order``.
 
     Returns
     -------
@@ -655,7 +665,7 @@ def feature_problems(data: Comparisons) -> dict[str, str]:
         contrasts = np.zeros((len(i), n))
         rows = np.arange(len(i))
         contrasts[rows, i], contrasts[rows, j] = 1.0, -1.0
-        base = np.column_stack([contrasts, a])
+        base = np.column_stack([contrasts, a]) if order else contrasts
         pair = i * n + j
         _, code = np.unique(pair, return_inverse=True)
         for f, name in enumerate(data.feature_names):
@@ -675,15 +685,17 @@ def feature_problems(data: Comparisons) -> dict[str, str]:
                               "abilities; it needs pairs compared with different feature values")
                 continue
             # a judge without display orders (a human, or orders pooled) has no b_k to confound
-            if np.any(a) and _rank(np.column_stack([a, col])) < 2:
+            if order and np.any(a) and _rank(np.column_stack([a, col])) < 2:
                 out[where] = "it is proportional to the display order a (confounded with b_k)"
                 continue
             others = np.delete(x, f, axis=1)
             rest = np.column_stack([base, others])
             if _rank(np.column_stack([rest, col])) == _rank(rest):
-                what = ("the item contrasts and the display order" if not others.shape[1]
+                design = ("the item contrasts and the display order" if order
+                          else "the item contrasts")
+                what = (design if not others.shape[1]
                         or _rank(np.column_stack([base, col])) == _rank(base)
-                        else "the item contrasts, the display order and the other features")
+                        else f"{design.replace(' and ', ', ')} and the other features")
                 out[where] = f"it is a linear combination of {what}"
     return out
 
@@ -697,14 +709,16 @@ def refuse_features(data: Comparisons, model: str) -> None:
     if getattr(data, "feature_names", ()):
         raise DataError(
             f"the {model} has no feature effects, but the comparisons carry features "
-            f"{list(data.feature_names)}: fit order_effect_btl for judge-specific feature "
-            "effects, or build the Comparisons without features=", argument="features")
+            f"{list(data.feature_names)}: fit order_effect_btl, judge_discrimination_btl or "
+            "low_rank_judges for judge-specific feature effects, or build the Comparisons "
+            "without features=", argument="features")
 
 
-def require_features_identified(data: Comparisons) -> None:
+def require_features_identified(data: Comparisons, *, order: bool = True) -> None:
     """Raise :class:`IdentificationError` naming each judge and feature whose effect is not
-    identified (:func:`feature_problems`); nothing to do without features."""
-    bad = feature_problems(data)
+    identified (:func:`feature_problems`, ``order`` as there); nothing to do without
+    features."""
+    bad = feature_problems(data, order=order)
     if bad:
         raise IdentificationError(
             "the feature effects are not identified: "

@@ -10,7 +10,11 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["check_beta_prior", "check_prior_sd"]
+__all__ = ["FEATURE_POOLING", "check_beta_prior", "check_feature_pooling", "check_prior_sd"]
+
+#: How the pairwise models' feature effects β_k are pooled across judges
+#: (``Priors.feature_pooling``).
+FEATURE_POOLING = ("none", "shared", "partial")
 
 
 def check_prior_sd(name: str, sd: object) -> None:
@@ -37,3 +41,15 @@ def check_beta_prior(name: str, ab: object) -> None:
             raise ValueError(
                 f"{name} must be a Beta (a, b) pair of finite positive numbers, got {ab!r}"
             )
+
+
+def check_feature_pooling(pooling: object, scale_sd: object) -> None:
+    """Raise ValueError unless ``pooling`` is one of :data:`FEATURE_POOLING` and the
+    partial-pooling scale's prior sd ``scale_sd`` is a finite positive number (never flat: a
+    flat prior on a hierarchical scale gives an improper posterior)."""
+    if pooling not in FEATURE_POOLING:
+        raise ValueError(f"feature_pooling must be one of {FEATURE_POOLING}, got {pooling!r}")
+    if scale_sd is None:
+        raise ValueError("feature_pooling_sd cannot be None: the half-normal prior on the "
+                         "spread of the judges' feature effects must be proper")
+    check_prior_sd("feature_pooling_sd", scale_sd)

@@ -233,6 +233,9 @@ class Entry:
     # path of f(estimate) -> DataFrame (order effects: the Wald tests)
     canonical: str | None = None
     twin_tables: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # judge-specific effects of comparison features (feature_effect[judge, feature]): the
+    # command line's --feature and --humans, and the contrasts to the humans from the MLE
+    features: bool = False
 
     # ------------------------------------------------------------------ the parts, lazily
     @property
@@ -400,6 +403,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         score="ability",
         judge_parameters=("discrimination",),
         figures=("forest", "leaderboard", "win_probabilities", "discriminations"),
+        features=True,
     ),
     Entry(
         stem="order_effect_btl",
@@ -424,6 +428,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         figures=("forest", "order_effects"),
         twin_tables=MappingProxyType({
             "order_effect_tests": "bayescal.frequentist.order_effect_btl:order_effect_tests"}),
+        features=True,
     ),
     Entry(
         stem="low_rank_judges",
@@ -455,6 +460,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         judge_parameters=("consensus_loading", "order_effect"),
         figures=("forest", "leaderboard", "judge_loadings", "order_effects"),
         canonical="bayescal.models.low_rank_judges:canonical_factors",
+        features=True,
     ),
     Entry(
         stem="human_calibration",
@@ -467,6 +473,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                     "consensus_loading", "consensus_loading_mean", "calibration_consensus"),
         information=_BTL_KINDS,
         cluster_keys=_PAIR_KEYS,
+        features=True,
         options=(
             Option("rank", int, 1, "number of disagreement factors r of the judge model",
                    ("build", "fit", "loglik")),

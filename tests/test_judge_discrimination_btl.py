@@ -671,21 +671,23 @@ def test_signatures_priors_and_coordinates(data):
     assert est.converged is True and est.info["converged"] is True
 
 
-@pytest.mark.parametrize(("n_items", "n_judges", "weighted"), [(6, 4, True), (7, 1, False),
-                                                               (2, 2, True)])
-def test_free_hessian_is_the_dense_chart_product(n_items, n_judges, weighted):
+@pytest.mark.parametrize(("n_items", "n_judges", "weighted", "n_beta"),
+                         [(6, 4, True, 0), (7, 1, False, 0), (2, 2, True, 0), (5, 3, True, 6),
+                          (4, 2, False, 2)])
+def test_free_hessian_is_the_dense_chart_product(n_items, n_judges, weighted, n_beta):
     """The Newton step's Hessian in the free coordinates, formed by Helmert prefix sums, equals
-    the dense J^T H J with J from ``zero_sum_basis``. Catches an off-by-one in the prefix sum
-    (x_{k+1} taken as x_k), a wrong normalisation, or the log γ block transformed with the
-    abilities' basis."""
+    the dense J^T H J with J from ``zero_sum_basis`` (and the identity on the feature effects
+    β). Catches an off-by-one in the prefix sum (x_{k+1} taken as x_k), a wrong normalisation,
+    the log γ block transformed with the abilities' basis, or β's rows transformed."""
+    from scipy.linalg import block_diag
+
     from bayescal.basis import zero_sum_basis
 
-    size = n_items + (n_judges if weighted else 0)
+    n_alpha = n_judges if weighted else 0
+    size = n_items + n_alpha + n_beta
     h = np.random.default_rng(3).normal(size=(size, size))
     h = h + h.T
-    jac = zero_sum_basis(n_items)
-    if weighted:
-        jac = np.block([[jac, np.zeros((n_items, n_judges - 1))],
-                        [np.zeros((n_judges, n_items - 1)), zero_sum_basis(n_judges)]])
-    np.testing.assert_allclose(jdf._free_hessian(h, n_items, weighted), jac.T @ h @ jac,
+    blocks = [zero_sum_basis(n_items)] + ([zero_sum_basis(n_judges)] if weighted else [])
+    jac = block_diag(*blocks, np.eye(n_beta)) if n_beta else block_diag(*blocks)
+    np.testing.assert_allclose(jdf._free_hessian(h, n_items, n_alpha), jac.T @ h @ jac,
                                rtol=0, atol=1e-12)

@@ -387,14 +387,13 @@ def test_llmbar_length_study_reads_the_data_the_right_way_round():
 def test_models_without_feature_effects_refuse_features(data) -> None:
     """A Comparisons with features handed to a model that has no feature effects was fitted
     as if the features were not there (its cells still sum exactly): an argument the caller
-    named, silently ignored. Every such model and twin now refuses, naming the features."""
-    from bayescal.frequentist import judge_discrimination_btl as jdf
-    from bayescal.frequentist import low_rank_judges as lrf
-    from bayescal.models import judge_discrimination_btl as jdm
-    from bayescal.models import low_rank_judges as lrm
+    named, silently ignored. Every pairwise model now has feature effects; DIAL's baselines
+    (Pooled, AtC) have none and refuse, naming the features."""
+    from bayescal.frequentist import dial_baselines
 
-    # human calibration (twin and PyMC) fits features: tests/test_human_calibration_features.py
-    for call in (jdf.fit, jdm.build, lrf.fit, lrm.build):
+    # the models with effects: tests/test_{order_effect,judge_discrimination,low_rank}_features.py
+    # and tests/test_human_calibration_features.py
+    for call in (dial_baselines.baselines,):
         with pytest.raises(DataError, match="no feature effects") as err:
             call(data)
         assert "loglen" in str(err.value), call

@@ -697,7 +697,8 @@ class Comparisons:
         """Coordinates for PyMC models and xarray results (``item``, ``judge``)."""
         return {"item": list(self.items), "judge": list(self.judges)}
 
-    def collapse(self, *, order: bool = True, judges: bool = False) -> Comparisons:
+    def collapse(self, *, order: bool = True, judges: bool = False,
+                 features: bool = False) -> Comparisons:
         """Pool cells over display order and/or judges (sufficient statistics stay exact).
 
         Parameters
@@ -706,37 +707,55 @@ class Comparisons:
             Merge the two display orders of a (judge, pair) cell.
         judges : bool
             Merge all judges into one judge ``"pooled"``.
-
-        Comparison features are dropped: a pooled cell mixes verdicts with different feature
-        values, so the result serves the models without features (their sufficient statistics
-        stay exact).
+        features : bool
+            Keep the comparison features: a pooled cell is then a distinct (judge, i, j[,
+            order], x), so only verdicts with equal feature differences are summed (a model
+            without display order but with feature effects: the judge-discrimination BTL).
+            False (default) drops them: a pooled cell mixes verdicts with different feature
+            values, so the result serves the models without features.
         """
-        k = np.zeros_like(self.judge) if judges else self.judge
-        o = np.zeros_like(self.order) if order else self.order
-        labels = ("pooled",) if judges else self.judges
-        humans = tuple(h for h in self.humans if h in labels)
-        out = _cells(
-            self.items, labels, humans, k, self.item_i, self.item_j, o,
-            self.count, self.wins, self.wins_sq,
-        )
+        out, moved = self._pooled(order, judges, features)
         if not self.clusters:
             return out
-        moved = _cell_index(out, k, self.item_i, self.item_j, o)
         return _cluster_sums(replace(out, cluster_key=self.cluster_key), self.clusters,
                              self.cluster_code, moved[self.cluster_cell],
                              self.cluster_count, self.cluster_wins)
 
-    def collapse_index(self, *, order: bool = True, judges: bool = False) -> NDArray[np.int64]:
+    def collapse_index(self, *, order: bool = True, judges: bool = False,
+                       features: bool = False) -> NDArray[np.int64]:
         """Where each cell of these data lands in :meth:`collapse` with the same arguments.
 
-        ``self.collapse(order=..., judges=...)`` has cells ``c``; entry ``t`` of the result is
-        the index in ``c`` of cell ``t`` here. It maps (cluster, cell) records of
+        ``self.collapse(order=..., judges=..., features=...)`` has cells ``c``; entry ``t`` of
+        the result is the index in ``c`` of cell ``t`` here. It maps (cluster, cell) records of
         :meth:`cluster_records` onto a model's pooled cells: ``index[records.cell]``.
         """
-        out = self.collapse(order=order, judges=judges)
+        return self._pooled(order, judges, features)[1]
+
+    def _pooled(self, order: bool, judges: bool, features: bool
+                ) -> tuple[Comparisons, NDArray[np.int64]]:
+        """The pooled cells (without cluster records) and each cell's index among them."""
         k = np.zeros_like(self.judge) if judges else self.judge
         o = np.zeros_like(self.order) if order else self.order
-        return _cell_index(out, k, self.item_i, self.item_j, o)
+        labels = ("pooled",) if judges else self.judges
+        humans = tuple(h for h in self.humans if h in labels)
+        if not (features and self.n_features):
+            out = _cells(self.items, labels, humans, k, self.item_i, self.item_j, o,
+                         self.count, self.wins, self.wins_sq)
+            return out, _cell_index(out, k, self.item_i, self.item_j, o)
+        # the cell key and the feature differences together name a pooled cell, as in
+        # from_frame's aggregation (the key is exact in a float64)
+        key = _cell_key(self.n_items, k.astype(np.int64), self.item_i, self.item_j,
+                        o.astype(np.int64))
+        rows, inv = np.unique(np.column_stack([key.astype(np.float64), self.features]),
+                              axis=0, return_inverse=True)
+        inv = inv.ravel()
+        size = len(rows)
+        out = _decoded_cells(self.items, labels, humans, rows[:, 0].astype(np.int64),
+                             np.bincount(inv, weights=self.count, minlength=size),
+                             np.bincount(inv, weights=self.wins, minlength=size),
+                             np.bincount(inv, weights=self.wins_sq, minlength=size))
+        return (replace(out, feature_names=self.feature_names,
+                        features=np.ascontiguousarray(rows[:, 1:])), inv.astype(np.int64))
 
     def subset(self, judges: Iterable[str]) -> Comparisons:
         """Keep only the cells of the named judges (labels are re-coded)."""
@@ -784,13 +803,15 @@ class Comparisons:
             order is not recorded). False: the two display orders of each (judge, pair) pooled
             (order 0), for the order-agnostic model (DIAL-noPos).
 
+        Comparison features are kept: with order pooled a cell is a distinct (judge, pair, x).
+
         Raises
         ------
         DataError
             ``order_effects`` with cells whose display order was not recorded (named).
         """
         if not order_effects:
-            return self.collapse(order=True)
+            return self.collapse(order=True, features=True)
         missing = self.order == 0
         if missing.any():
             shown = "; ".join(

@@ -40,6 +40,13 @@ fits of :mod:`bayescal.models.judge_discrimination_btl` stay finite through the 
 a tie parameter ν_k per judge: a full likelihood, so its default covariance is the expected
 information (``observed`` and ``sandwich`` also offered, ``cluster`` refused).
 
+With comparison features (``Comparisons.from_frame(features=...)``) the logit is
+:math:`\gamma_k(s_i - s_j) + \beta_k^\top(x_i - x_j)`: judge k's feature effect in logits of
+its own verdicts, not multiplied by γ_k (the card says why). η stays linear in β, so the β rows
+of the observed and expected information agree, and ∂η/∂log γ_k is γ_k(s_i - s_j), not η.
+Cells are then distinct (judge, i, j, x), both display orders pooled; judges keep their own
+cells even in the unweighted model. Davidson's tie model takes no features.
+
 See ``models/judge_discrimination_btl.md``.
 """
 
@@ -59,16 +66,21 @@ from scipy.linalg import cho_solve
 from scipy.special import expit
 
 from bayescal.basis import zero_sum_basis
-from bayescal.data import Comparisons
+from bayescal.data import Comparisons, DataError
 from bayescal.data.comparisons import ClusterRecords
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.features import (
+    feature_effect_param,
+    feature_penalty_sd,
+    feature_sums,
+)
 from bayescal.frequentist.covariance import Information, Request
 from bayescal.identify import (
     IdentificationError,
     IdentificationWarning,
     discrimination_not_identified,
-    refuse_features,
+    require_features_identified,
     require_mle,
 )
 from bayescal.priors import check_prior_sd
@@ -105,6 +117,28 @@ class _Cells:
     y2: NDArray[np.float64]
     n_items: int
     n_judges: int
+    x: NDArray[np.float64]  # (cells x F) feature differences x_i - x_j; F = 0 without features
+
+    @property
+    def n_features(self) -> int:
+        return self.x.shape[1]
+
+    def size(self, weighted: bool) -> int:
+        """Raw parameters (s, log γ if weighted, β row-major over (judge, feature))."""
+        return self.n_items + (self.n_judges if weighted else 0) + self.n_judges * self.n_features
+
+    def split(self, raw: NDArray[np.float64], weighted: bool
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(s, log γ, β) from a raw vector; log γ ≡ 0 unweighted."""
+        n, k = self.n_items, self.n_judges
+        a_end = n + (k if weighted else 0)
+        alpha = raw[n:a_end] if weighted else np.zeros(k)
+        return raw[:n], alpha, raw[a_end:].reshape(k, self.n_features)
+
+    @cached_property
+    def kf(self) -> NDArray[np.int64]:
+        """Flat (judge, feature) index of each cell's feature columns (cells x F)."""
+        return self.k[:, None] * self.n_features + np.arange(self.n_features)
 
     # flat indices of the Hessian blocks, built once per fit: the ability block is met only
     # through (i, j), the ability x log γ block through (i, k) and (j, k)
@@ -122,23 +156,36 @@ class _Cells:
 
 
 def _cells(data: Comparisons, discrimination: bool) -> _Cells:
-    # display order does not enter this model, so the two orders of a cell are pooled
-    c = data.collapse(order=True, judges=not discrimination)
-    return _Cells(c.item_i, c.item_j, c.judge, c.count, c.wins, c.wins_sq, c.n_items, c.n_judges)
+    # display order does not enter this model, so the two orders of a cell are pooled; the
+    # unweighted model pools the judges too, unless each judge has its own feature effects
+    c = data.collapse(order=True, judges=not discrimination and not data.n_features,
+                      features=True)
+    x = c.features if c.n_features else np.zeros((c.n_cells, 0))
+    return _Cells(c.item_i, c.item_j, c.judge, c.count, c.wins, c.wins_sq, c.n_items,
+                  c.n_judges, x)
 
 
 def _predictor(
-    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per cell γ_k and η = γ_k (s_i - s_j)."""
+    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells,
+    beta: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per cell γ_k, the scaled difference γ_k (s_i - s_j) and η = γ_k (s_i - s_j) + β_kᵀx.
+
+    The feature term is not multiplied by γ_k (see the card): β_k is judge k's effect in
+    logits of its own verdicts, comparable across judges and with the order-effect BTL's.
+    """
     gamma = np.exp(alpha)[c.k]
-    return gamma, gamma * (s[c.i] - s[c.j])
+    scaled = gamma * (s[c.i] - s[c.j])
+    if beta is None or not c.n_features:
+        return gamma, scaled, scaled
+    return gamma, scaled, scaled + np.einsum("cf,cf->c", c.x, beta[c.k])
 
 
 def _unpack(
     params: Mapping[str, ArrayLike], data: Comparisons, discrimination: bool
-) -> tuple[NDArray[np.float64], NDArray[np.float64], _Cells, bool]:
-    """(s, log γ, cells, weighted) from user parameters, shapes checked; γ ≡ 1 unweighted."""
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], _Cells, bool]:
+    """(s, log γ, β, cells, weighted) from user parameters, shapes checked; γ ≡ 1 unweighted,
+    β of shape (judges, 0) without features."""
     s = np.asarray(params["ability"], dtype=np.float64)
     weighted = discrimination and data.n_judges > 1
     if s.shape != (data.n_items,):
@@ -158,7 +205,7 @@ def _unpack(
         alpha = np.log(gamma)
     else:
         alpha = np.zeros(data.n_judges)
-    return s, alpha, c, weighted
+    return s, alpha, feature_effect_param(params, data), c, weighted
 
 
 def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
@@ -180,7 +227,7 @@ def loglik(
     ----------
     params : mapping
         ``ability`` (length N, s) and, for the judge-aware model, ``discrimination``
-        (length K, γ, positive).
+        (length K, γ, positive); with comparison features ``feature_effect`` (K x F, β).
     data : Comparisons
     discrimination : bool
         The judge-aware model (γ from ``params``; with a single judge γ may be omitted and is
@@ -193,21 +240,24 @@ def loglik(
     -------
     float
         :math:`\\sum_c [y_c \\log\\sigma(\\eta_c) + (n_c - y_c)\\log\\sigma(-\\eta_c)]`,
-        :math:`\\eta_c = \\gamma_k(s_i - s_j)`; equal to the sum of per-verdict Bernoulli
-        log-likelihoods (no binomial coefficient), so cells and rows give the same value.
+        :math:`\\eta_c = \\gamma_k(s_i - s_j) + \\beta_k^\\top x_c`; equal to the sum of
+        per-verdict Bernoulli log-likelihoods (no binomial coefficient), so cells and rows give
+        the same value.
     """
-    s, alpha, c, _ = _unpack(params, data, discrimination)
-    if ties == "half":
-        return _kernel(_predictor(s, alpha, c)[1], c)
-    if ties != "davidson":
+    if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
+    if ties == "davidson":
+        _refuse_davidson_features(data)
+    s, alpha, beta, c, _ = _unpack(params, data, discrimination)
+    if ties == "half":
+        return _kernel(_predictor(s, alpha, c, beta)[2], c)
     nu = np.asarray(params["tie"], dtype=np.float64)
     if nu.shape != (data.n_judges,) or not np.all(nu > 0):
         raise ValueError(f"tie must be {data.n_judges} positive values (one per judge); "
                          f"got {nu!r}")
     # ν is per judge in both variants, so the cells stay per judge
     c = _cells(data, True)
-    eta = _predictor(s, alpha, c)[1]
+    eta = _predictor(s, alpha, c)[2]
     wins, tied, losses = data.collapse(order=True).outcome_counts()
     log_nu = np.log(nu)[c.k]
     # Davidson (1970): P(win, tie, loss) ∝ (e^{η/2}, ν, e^{-η/2}), divided by √(π_i π_j)
@@ -217,15 +267,17 @@ def loglik(
 
 
 def _derivatives(
-    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, weighted: bool, hessian: bool
+    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, weighted: bool, hessian: bool,
+    beta: NDArray[np.float64] | None = None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, dict[str, NDArray[np.float64]]]:
-    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ)."""
+    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ, β)."""
     n_items, n_judges = c.n_items, c.n_judges
-    gamma, eta = _predictor(s, alpha, c)
+    gamma, scaled, eta = _predictor(s, alpha, c, beta)
     p = expit(eta)
     r = c.y - c.n * p
     ll = _kernel(eta, c)
-    size = n_items + (n_judges if weighted else 0)
+    size = c.size(weighted)
+    a_end = n_items + (n_judges if weighted else 0)
     grad = np.zeros(size)
     # ∂ℓ/∂s_i = Σ r γ over cells with i first, minus over cells with i second; kept per
     # (item, judge) because the same sums are the curvature's ability x log γ block
@@ -233,80 +285,113 @@ def _derivatives(
              - np.bincount(c.jk, r * gamma, n_items * n_judges)).reshape(n_items, n_judges)
     grad[:n_items] = score.sum(axis=1)
     if weighted:
-        grad[n_items:] = np.bincount(c.k, r * eta, n_judges)
+        # ∂η/∂log γ_k = γ_k (s_i - s_j): the scaled difference, not η (the feature term is not
+        # scaled by γ)
+        grad[n_items:a_end] = np.bincount(c.k, r * scaled, n_judges)
+    if c.n_features:
+        grad[a_end:] = feature_sums(c.k, r, c.x, n_judges).ravel()
     parts: dict[str, NDArray[np.float64]] = {"p": p, "r": r}
     if not hessian:
         return ll, grad, None, parts
-    expected = _outer(c, gamma, eta, c.n * p * (1 - p), size, weighted)
+    expected = _outer(c, gamma, scaled, c.n * p * (1 - p), weighted)
     curvature = np.zeros((size, size))
     if weighted:
-        # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = η
-        curvature[:n_items, n_items:] = score
-        curvature[n_items:, :n_items] = score.T
-        curvature[n_items:, n_items:] = np.diag(grad[n_items:])
+        # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = γ(s_i - s_j);
+        # η is linear in β, so its rows add no curvature
+        curvature[:n_items, n_items:a_end] = score
+        curvature[n_items:a_end, :n_items] = score.T
+        curvature[n_items:a_end, n_items:a_end] = np.diag(grad[n_items:a_end])
     parts["expected"] = expected
-    parts["gamma"], parts["eta"] = gamma, eta
+    parts["gamma"], parts["scaled"] = gamma, scaled
     return ll, grad, curvature - expected, parts
 
 
 def _outer(
     c: _Cells,
     gamma: NDArray[np.float64],
-    eta: NDArray[np.float64],
+    scaled: NDArray[np.float64],
     weight: NDArray[np.float64],
-    size: int,
     weighted: bool,
 ) -> NDArray[np.float64]:
-    """Σ_c weight_c g_c g_cᵀ with g_c = ∂η_c/∂(s, log γ).
+    """Σ_c weight_c g_c g_cᵀ with g_c = ∂η_c/∂(s, log γ, β).
 
-    Each g_c has three non-zeros (γ at i, -γ at j, η at log γ_k), so the sum is accumulated
-    block by block in O(cells + N² + N K), never through a cells x parameters design matrix:
-    the ability block is the Laplacian of the pair weights W_ij = Σ_k weight γ² (pairs that
-    never met add nothing), the ability x log γ block sums weight γ η per (item, judge) (+ for
-    the first item, - for the second), and the log γ block is diagonal, Σ weight η².
+    Each g_c has three non-zeros in (s, log γ) (γ at i, -γ at j, γ(s_i - s_j) at log γ_k) and
+    x_c at judge k's β, so the sum is accumulated block by block in O(cells (1 + F)² + N² +
+    N K F), never through a cells x parameters design matrix: the ability block is the
+    Laplacian of the pair weights W_ij = Σ_k weight γ² (pairs that never met add nothing), the
+    ability x (log γ, β) blocks sum weight γ (γ(s_i - s_j), x) per (item, judge) (+ for the
+    first item, - for the second), and the (log γ, β) blocks are per judge.
     """
-    n_items, n_judges = c.n_items, c.n_judges
+    n_items, n_judges, n_feat = c.n_items, c.n_judges, c.n_features
+    size = c.size(weighted)
+    a_end = n_items + (n_judges if weighted else 0)
     out = np.zeros((size, size))
     pair = np.bincount(c.ij, weight * gamma**2, n_items * n_items).reshape(n_items, n_items)
     pair += pair.T
     out[:n_items, :n_items] = np.diag(pair.sum(axis=1)) - pair
     if weighted:
-        wge = weight * gamma * eta
+        wge = weight * gamma * scaled
         cross = (np.bincount(c.ik, wge, n_items * n_judges)
                  - np.bincount(c.jk, wge, n_items * n_judges)).reshape(n_items, n_judges)
-        out[:n_items, n_items:] = cross
-        out[n_items:, :n_items] = cross.T
-        out[n_items:, n_items:] = np.diag(np.bincount(c.k, weight * eta**2, n_judges))
+        out[:n_items, n_items:a_end] = cross
+        out[n_items:a_end, :n_items] = cross.T
+        out[n_items:a_end, n_items:a_end] = np.diag(np.bincount(c.k, weight * scaled**2,
+                                                                n_judges))
+    if n_feat:
+        kf = n_judges * n_feat
+        wx = (weight * gamma)[:, None] * c.x
+        # ability x β: + at the first item, - at the second, in judge k's β columns
+        s_beta = (np.bincount((c.i[:, None] * kf + c.kf).ravel(), wx.ravel(), n_items * kf)
+                  - np.bincount((c.j[:, None] * kf + c.kf).ravel(), wx.ravel(), n_items * kf))
+        out[:n_items, a_end:] = s_beta.reshape(n_items, kf)
+        out[a_end:, :n_items] = out[:n_items, a_end:].T
+        if weighted:
+            a_beta = feature_sums(c.k, weight * scaled, c.x, n_judges)  # judge k's own β only
+            block = np.zeros((n_judges, n_judges, n_feat))
+            block[np.arange(n_judges), np.arange(n_judges)] = a_beta
+            out[n_items:a_end, a_end:] = block.reshape(n_judges, kf)
+            out[a_end:, n_items:a_end] = out[n_items:a_end, a_end:].T
+        xx = np.zeros((n_judges, n_feat, n_feat))
+        np.add.at(xx, c.k, weight[:, None, None] * c.x[:, :, None] * c.x[:, None, :])
+        for k in range(n_judges):
+            sl = slice(a_end + k * n_feat, a_end + (k + 1) * n_feat)
+            out[sl, sl] = xx[k]
     return out
 
 
 def gradient(
     params: Mapping[str, ArrayLike], data: Comparisons, *, discrimination: bool = True
 ) -> dict[str, NDArray[np.float64]]:
-    """Analytic gradient of :func:`loglik` in the raw coordinates (s, log γ).
+    """Analytic gradient of :func:`loglik` in the raw coordinates (s, log γ, β).
 
     Returns
     -------
     dict
-        ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only).
+        ``ability``: ∂ℓ/∂s; ``log_discrimination``: ∂ℓ/∂log γ (judge-aware model only);
+        ``feature_effect``: ∂ℓ/∂β (judges x features; with comparison features only).
     """
-    s, alpha, c, weighted = _unpack(params, data, discrimination)
-    _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False)
+    s, alpha, beta, c, weighted = _unpack(params, data, discrimination)
+    _, grad, _, _ = _derivatives(s, alpha, c, weighted, hessian=False, beta=beta)
+    _, g_alpha, g_beta = c.split(grad, weighted)
     out = {"ability": grad[: c.n_items]}
     if weighted:
-        out["log_discrimination"] = grad[c.n_items:]
+        out["log_discrimination"] = g_alpha
+    if c.n_features:
+        out["feature_effect"] = g_beta
     return out
 
 
 def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
-    """J = blockdiag(A_s, A_α): free coordinates -> raw (s, log γ)."""
-    a_s = zero_sum_basis(c.n_items)
-    if not weighted:
-        return np.asarray(a_s)
-    a_a = zero_sum_basis(c.n_judges)
-    jac = np.zeros((c.n_items + c.n_judges, c.n_items + c.n_judges - 2))
-    jac[: c.n_items, : c.n_items - 1] = a_s
-    jac[c.n_items:, c.n_items - 1:] = a_a
+    """J = blockdiag(A_s, A_α, I): free coordinates -> raw (s, log γ, β); β is unconstrained."""
+    n, k = c.n_items, c.n_judges
+    n_alpha = k if weighted else 0
+    n_beta = k * c.n_features
+    jac = np.zeros((n + n_alpha + n_beta, n - 1 + max(n_alpha - 1, 0) + n_beta))
+    jac[:n, : n - 1] = zero_sum_basis(n)
+    if weighted:
+        jac[n:n + k, n - 1:n + k - 2] = zero_sum_basis(k)
+    if n_beta:
+        jac[n + n_alpha:, -n_beta:] = np.eye(n_beta)
     return jac
 
 
@@ -320,23 +405,31 @@ def _helmert_t(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return (np.cumsum(x, axis=0)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
 
 
-def _free_hessian(h: NDArray[np.float64], n_items: int, weighted: bool) -> NDArray[np.float64]:
-    """J^T h J for J = blockdiag(A_s, A_α) of :func:`_chart`, by Helmert prefix sums."""
+def _free_hessian(h: NDArray[np.float64], n_items: int, n_alpha: int) -> NDArray[np.float64]:
+    """J^T h J for J = blockdiag(A_s, A_α, I) of :func:`_chart` (``n_alpha`` = K weighted, else
+    0), by Helmert prefix sums."""
     def rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        top = _helmert_t(x[:n_items])
-        return np.vstack([top, _helmert_t(x[n_items:])]) if weighted else top
+        parts = [_helmert_t(x[:n_items])]
+        if n_alpha:
+            parts.append(_helmert_t(x[n_items:n_items + n_alpha]))
+        parts.append(x[n_items + n_alpha:])
+        return np.vstack(parts)
     return rows(rows(h).T).T
 
 
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
     """Diagonal prior precision in the raw coordinates (zero where a prior is flat or absent)."""
-    prec = np.zeros(c.n_items + (c.n_judges if weighted else 0))
+    prec = np.zeros(c.size(weighted))
     if penalty is None:
         return prec
+    a_end = c.n_items + (c.n_judges if weighted else 0)
     if penalty.ability_sd is not None:
         prec[: c.n_items] = 1.0 / penalty.ability_sd**2
     if weighted and penalty.discrimination_sd is not None:
-        prec[c.n_items:] = 1.0 / penalty.discrimination_sd**2
+        prec[c.n_items:a_end] = 1.0 / penalty.discrimination_sd**2
+    feature_sd = feature_penalty_sd(penalty)
+    if feature_sd is not None:
+        prec[a_end:] = 1.0 / feature_sd**2
     return prec
 
 
@@ -356,19 +449,20 @@ def _optimize(
         theta: NDArray[np.float64], hessian: bool
     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
         raw = jac @ theta
-        alpha = raw[n_items:] if weighted else np.zeros(c.n_judges)
-        ll, grad, hess, _ = _derivatives(raw[:n_items], alpha, c, weighted, hessian)
+        s, alpha, beta = c.split(raw, weighted)
+        ll, grad, hess, _ = _derivatives(s, alpha, c, weighted, hessian, beta)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
         g_free = -(jac.T @ (grad - prec * raw)) * scale
         h_free = (None if hess is None
-                  else -_free_hessian(hess - np.diag(prec), n_items, weighted) * scale)
+                  else -_free_hessian(hess - np.diag(prec), n_items,
+                                             c.n_judges if weighted else 0) * scale)
         return value, g_free, h_free
 
     def trial_value(theta: NDArray[np.float64]) -> float:
         # a trial step needs the objective only, not the gradient's per-cell sums
         raw = jac @ theta
-        alpha = raw[n_items:] if weighted else np.zeros(c.n_judges)
-        ll = _kernel(_predictor(raw[:n_items], alpha, c)[1], c)
+        s, alpha, beta = c.split(raw, weighted)
+        ll = _kernel(_predictor(s, alpha, c, beta)[2], c)
         return -(ll - 0.5 * np.sum(prec * raw**2)) * scale
 
     theta = np.zeros(jac.shape[1]) if start is None else start
@@ -416,16 +510,20 @@ def _optimize(
 
 
 def _check_boundary(
-    s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, judges: tuple[str, ...]
+    s: NDArray[np.float64], alpha: NDArray[np.float64], beta: NDArray[np.float64], c: _Cells,
+    judges: tuple[str, ...],
 ) -> None:
     """Raise when a judge's discrimination sits at 0 or infinity (no interior MLE).
 
     An interior γ_k maximises judge k's concave profile in γ_k at a positive value, so the
-    profile's slope at γ_k = 0, Σ (y - n/2)(s_i - s_j), must be positive; a judge whose
+    profile's slope at γ_k = 0, Σ (y - n σ(β_kᵀx))(s_i - s_j), must be positive; a judge whose
     verdicts are perfectly ordered by ŝ has a profile increasing without bound.
     """
     d = s[c.i] - s[c.j]
-    slope0 = np.bincount(c.k, (c.y - c.n / 2) * d, c.n_judges)
+    # at γ_k = 0 judge k's verdicts follow its feature term alone: p = σ(β_kᵀx) (1/2 without
+    # features)
+    p0 = expit(np.einsum("cf,cf->c", c.x, beta[c.k]))
+    slope0 = np.bincount(c.k, (c.y - c.n * p0) * d, c.n_judges)
     consistent = ((d > 0) & (c.y >= c.n)) | ((d < 0) & (c.y <= 0))
     separated = np.bincount(c.k, ~consistent, c.n_judges) == 0
     centred = alpha - alpha.mean()
@@ -520,15 +618,19 @@ def fit(
         information); ``observed`` and ``sandwich`` are offered; ``cluster`` is refused (the
         cluster records carry wins and counts, not each record's ties). ``penalty`` may carry
         ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (ValueError) when the data
-        hold no tie or a judge never tied (its ν has its MLE at 0).
+        hold no tie or a judge never tied (its ν has its MLE at 0), and (DataError) with
+        comparison features.
 
     Returns
     -------
     Estimate
         ``ability`` (s, sum zero) and ``discrimination`` (γ, geometric mean one) with Wald
-        intervals; method ``"mle"`` (or ``"penalized-mle"``). ``info`` records the resolved
-        covariance request (``information``, ``cluster``, ``correction``,
-        ``information_reason``) and ``n_clusters``.
+        intervals and, with comparison features, ``feature_effect`` (judge x feature, β_k,
+        also per judge when ``discrimination=False``); method ``"mle"`` (or
+        ``"penalized-mle"``). ``info`` records the resolved covariance request
+        (``information``, ``cluster``, ``correction``, ``information_reason``),
+        ``n_clusters`` and the data's ``humans`` (for
+        :func:`~bayescal.frequentist.features.feature_effect_contrasts`).
 
     Raises
     ------
@@ -540,19 +642,21 @@ def fit(
         Disconnected comparison graph, an item that never loses / never wins (with no
         penalty on ``ability``), or a judge whose own verdicts cannot bound its
         discrimination (no verdicts, only ties, one pair decided one way; with no penalty on
-        ``discrimination``, else an ``IdentificationWarning``).
+        ``discrimination``, else an ``IdentificationWarning``), or a comparison feature whose
+        effect the item contrasts absorb (judge and feature named; with or without penalty).
     MLEBoundaryError
-        A judge's discrimination runs to 0 or to infinity.
+        A judge's discrimination runs to 0 or to infinity; a feature effect running to
+        infinity (separation) stops the optimizer, reported the same way.
 
     Warns
     -----
     FewClustersWarning
         Fewer than max(30, 5 p) clusters for p free parameters.
     """
-    refuse_features(data, "judge-discrimination BTL")
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     if ties == "davidson":
+        _refuse_davidson_features(data)
         request = _davidson_request(data, information, cluster, correction)
     else:
         request = covariance.request(
@@ -565,7 +669,11 @@ def fit(
         # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)
+        feature_penalty_sd(penalty)  # refuses a pooled feature prior
     weighted = discrimination and data.n_judges > 1
+    # a feature confounded with the design is refused, penalty or not: a prior would only hide
+    # it (display order is not in this model, so only the item contrasts can absorb a feature)
+    require_features_identified(data, order=False)
     if ties == "davidson":
         if penalty is None or penalty.ability_sd is None:
             require_mle(data)
@@ -577,7 +685,8 @@ def fit(
     records = None
     if request.kind == "cluster":
         records = _cluster_records(data, request, weighted)
-        n_free = data.n_items - 1 + (data.n_judges - 1 if weighted else 0)
+        n_free = (data.n_items - 1 + (data.n_judges - 1 if weighted else 0)
+                  + data.n_judges * data.n_features)
         covariance.check_cluster_counts([("all", records.n_clusters, n_free)],
                                         key=str(request.cluster))
     if penalty is None or penalty.ability_sd is None:
@@ -591,17 +700,16 @@ def fit(
     prec = _precision(c, weighted, penalty)
     theta, info = _optimize(c, weighted, prec, jac, _plain_start(data, c, weighted, prec, jac))
     raw = jac @ theta
-    s = raw[: c.n_items]
-    alpha = raw[c.n_items:] if weighted else np.zeros(c.n_judges)
+    s, alpha, beta = c.split(raw, weighted)
     if weighted and (penalty is None or penalty.discrimination_sd is None):
-        _check_boundary(s, alpha, c, data.judges)
+        _check_boundary(s, alpha, beta, c, data.judges)
     if not info["converged"]:
         raise MLEBoundaryError(
             f"the optimizer stopped after {info['iterations']} iterations without converging "
             f"(largest gradient {info['max_abs_gradient']:.3g}); the likelihood has no "
             "well-defined maximum on these data. Use the MAP or NUTS fit."
         )
-    ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True)
+    ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True, beta=beta)
     assert hess is not None
     observed = -hess + np.diag(prec)
     bread = jac.T @ (parts["expected"] + np.diag(prec) if request.kind == "expected"
@@ -614,16 +722,15 @@ def fit(
             f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
             "(all abilities equal?) or some parameters are not identified"
         )
-    size = c.n_items + (c.n_judges if weighted else 0)
     if request.kind == "sandwich":
         p = parts["p"]
         # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
         sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
-        meat = jac.T @ _outer(c, parts["gamma"], parts["eta"], sq_resid, size, weighted) @ jac
+        meat = jac.T @ _outer(c, parts["gamma"], parts["scaled"], sq_resid, weighted) @ jac
         cov_free = covariance.sandwich(bread, meat)
     elif request.kind == "cluster":
         assert records is not None
-        meat = jac.T @ _cluster_meat(c, records, parts, size, weighted,
+        meat = jac.T @ _cluster_meat(c, records, parts, weighted,
                                      str(request.correction)) @ jac
         cov_free = covariance.sandwich(bread, meat)
     else:
@@ -631,7 +738,8 @@ def fit(
     cov_raw = jac @ cov_free @ jac.T
     extra = {**request.as_info(),
              "n_clusters": None if records is None else int(records.n_clusters)}
-    return _estimate(data, s, alpha, cov_raw, weighted, ll, penalty, {**info, **extra}, scale)
+    return _estimate(data, s, alpha, beta, cov_raw, weighted, ll, penalty, {**info, **extra},
+                     scale)
 
 
 def _plain_start(
@@ -648,55 +756,66 @@ def _plain_start(
     """
     if not weighted:
         return None
-    n_items = c.n_items
-    theta, info = _optimize(_cells(data, False), False, prec[:n_items],
-                            jac[:n_items, : n_items - 1])
+    n_items, a_end = c.n_items, c.n_items + c.n_judges
+    plain = _cells(data, False)
+    theta, info = _optimize(plain, False, np.concatenate([prec[:n_items], prec[a_end:]]),
+                            _chart(plain, False))
     if not info["converged"]:
         return None
-    s = jac[:n_items, : n_items - 1] @ theta
+    # the plain fit's free coordinates are (u, β): s = A_s u, β unconstrained
+    s = _chart(plain, False)[:n_items, : n_items - 1] @ theta[: n_items - 1]
+    beta = theta[n_items - 1:].reshape(c.n_judges, c.n_features)
     alpha = np.zeros(c.n_judges)
+    prec_alpha = prec[n_items:a_end]
     for _ in range(2):
-        # per judge, ∂ℓ/∂log γ = Σ r η and its expected information Σ n p (1 - p) η² (plus
-        # the prior's curvature): a diagonal Newton step, one pass over the cells
-        _, eta = _predictor(s, alpha, c)
+        # per judge, ∂ℓ/∂log γ = Σ r γ(s_i - s_j) and its expected information
+        # Σ n p (1 - p) (γ(s_i - s_j))² (plus the prior's curvature): a diagonal Newton step,
+        # one pass over the cells
+        _, scaled, eta = _predictor(s, alpha, c, beta)
         p = expit(eta)
-        grad = np.bincount(c.k, (c.y - c.n * p) * eta, c.n_judges) - prec[n_items:] * alpha
-        info_k = np.bincount(c.k, c.n * p * (1 - p) * eta**2, c.n_judges) + prec[n_items:]
+        grad = np.bincount(c.k, (c.y - c.n * p) * scaled, c.n_judges) - prec_alpha * alpha
+        info_k = np.bincount(c.k, c.n * p * (1 - p) * scaled**2, c.n_judges) + prec_alpha
         with np.errstate(divide="ignore", invalid="ignore"):
             # a judge without information keeps its γ (the checks before the fit name it)
             alpha = alpha + np.where(info_k > 0, grad / info_k, 0.0)
         alpha = np.clip(alpha - alpha.mean(), -_START_CLIP, _START_CLIP)
         alpha -= alpha.mean()
-    # (s, α) sum to zero, so they lie in the chart's column space: its coordinates are Jᵀ(s, α)
-    # (J has orthonormal columns)
-    return jac.T @ np.concatenate([s, alpha])
+    # (s, α) sum to zero, so (s, α, β) lies in the chart's column space: its coordinates are
+    # Jᵀ(s, α, β) (J has orthonormal columns)
+    return jac.T @ np.concatenate([s, alpha, beta.ravel()])
 
 
 def _cluster_records(data: Comparisons, request: Request, weighted: bool) -> ClusterRecords:
     """The key's records with their cells mapped onto the twin's (display orders, and judges
     when unweighted, pooled): records of one cluster may then share a cell; the meat sums them."""
     rec = data.cluster_records(request.cluster)
-    to_twin = data.collapse_index(order=True, judges=not weighted)
+    to_twin = data.collapse_index(order=True, judges=not weighted and not data.n_features,
+                                  features=True)
     return replace(rec, cell=to_twin[rec.cell])
 
 
 def _cluster_meat(
-    c: _Cells, records: ClusterRecords, parts: dict[str, NDArray[np.float64]], size: int,
+    c: _Cells, records: ClusterRecords, parts: dict[str, NDArray[np.float64]],
     weighted: bool, correction: str,
 ) -> NDArray[np.float64]:
-    """Cluster meat in raw (s, log γ); a record's score is g_cell (wins - count p_cell)."""
+    """Cluster meat in raw (s, log γ, β); a record's score is g_cell (wins - count p_cell)."""
     cell = records.cell
     r = records.wins - records.count * parts["p"][cell]
-    gamma, eta = parts["gamma"][cell], parts["eta"][cell]
+    gamma, scaled = parts["gamma"][cell], parts["scaled"][cell]
     rows = np.arange(len(cell))
     cols = [c.i[cell], c.j[cell]]
     vals = [r * gamma, -r * gamma]
+    a_end = c.n_items
     if weighted:
         cols.append(c.n_items + c.k[cell])
-        vals.append(r * eta)
+        vals.append(r * scaled)
+        a_end += c.n_judges
+    for f in range(c.n_features):
+        cols.append(a_end + c.kf[cell, f])
+        vals.append(r * c.x[cell, f])
     scores = sp.csr_array(
         (np.concatenate(vals), (np.tile(rows, len(cols)), np.concatenate(cols))),
-        shape=(len(cell), size),
+        shape=(len(cell), c.size(weighted)),
     )
     return covariance.cluster_meat(scores, records.code, correction=correction)
 
@@ -705,6 +824,7 @@ def _estimate(
     data: Comparisons,
     s: NDArray[np.float64],
     alpha: NDArray[np.float64],
+    beta: NDArray[np.float64],
     cov_raw: NDArray[np.float64],
     weighted: bool,
     ll: float,
@@ -719,11 +839,15 @@ def _estimate(
         params["discrimination"] = xr.DataArray(
             gamma, dims="judge", coords={"judge": list(data.judges)}
         )
-        # delta method: d γ / d log γ = γ
-        dgamma = np.concatenate([np.ones(n), gamma])
+        # delta method: d γ / d log γ = γ (β is reported as fitted)
+        dgamma = np.concatenate([np.ones(n), gamma, np.ones(beta.size)])
         cov = cov_raw * np.outer(dgamma, dgamma)
     else:
         cov = cov_raw
+    if data.n_features:
+        params["feature_effect"] = xr.DataArray(
+            beta, dims=("judge", "feature"),
+            coords={"judge": list(data.judges), "feature": list(data.feature_names)})
     ds = xr.Dataset(params)
     terms = tuple(
         label for name, da in ds.data_vars.items() for label in term_labels(str(name), da)
@@ -739,8 +863,17 @@ def _estimate(
         loglik=ll,
         converged=bool(info["converged"]),
         info={**info, "discrimination": weighted, "scale": scale,
-              "n_verdicts": float(data.n_rows)},
+              "n_verdicts": float(data.n_rows), "humans": list(data.humans)},
     )
+
+
+def _refuse_davidson_features(data: Comparisons) -> None:
+    """Davidson's tie model has no feature effects here: refuse, rather than drop, them."""
+    if data.n_features:
+        raise DataError(
+            f"ties='davidson' has no feature effects, but the comparisons carry features "
+            f"{list(data.feature_names)}: use ties='half' (a tie is half a win each way) with "
+            "the features, or build the Comparisons without features=", argument="features")
 
 
 # ---- Davidson (1970) ties: the trinomial likelihood, fitted in (s, log γ, log ν) ----------
@@ -813,7 +946,7 @@ def _davidson_derivatives(
     observed information and the per-cell pieces of the sandwich meat."""
     c = d.cells
     s, alpha, lam = _davidson_split(raw, d)
-    gamma, eta = _predictor(s, alpha, c)
+    gamma, _, eta = _predictor(s, alpha, c)
     logits = np.stack([eta / 2, lam[c.k], -eta / 2], axis=1)
     log_d = np.logaddexp.reduce(logits, axis=1)
     p_w, p_t, p_l = np.exp(logits - log_d[:, None]).T

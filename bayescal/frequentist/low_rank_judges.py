@@ -63,7 +63,8 @@ from bayescal.data.comparisons import BUILTIN_CLUSTER_KEYS
 from bayescal.dial import canonical, check_rank, n_free_parameters, ridge_scores
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
-from bayescal.identify import IdentificationError, refuse_features
+from bayescal.frequentist.features import feature_effect_param, feature_sums
+from bayescal.identify import IdentificationError, require_features_identified
 from bayescal.schema import term_labels
 
 __all__ = ["fit", "gradient", "loglik"]
@@ -90,17 +91,24 @@ class _Cells:
     n_items: int
     n_judges: int
     order: bool
+    x: NDArray[np.float64]  # (cells x F) feature differences x_i - x_j; F = 0 without features
+
+    @property
+    def n_features(self) -> int:
+        return self.x.shape[1]
 
 
 def _cells(data: Comparisons, order_effects: bool) -> tuple[Comparisons, _Cells]:
     c = data.order_cells(order_effects)
+    x = c.features if c.n_features else np.zeros((c.n_cells, 0))
     return c, _Cells(c.judge, c.item_i, c.item_j, c.order.astype(np.float64), c.count, c.wins,
-                     c.wins_sq, c.n_items, c.n_judges, order_effects)
+                     c.wins_sq, c.n_items, c.n_judges, order_effects, x)
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Positions of G, F, b in the raw vector (G: K x (r+1), F: N x (r+1), then b)."""
+    """Positions of G, F, b, β in the raw vector (G: K x (r+1), F: N x (r+1), then b, then β:
+    K x F row-major)."""
 
     r1: int
     size: int
@@ -109,6 +117,7 @@ class _Layout:
     g_slice: slice
     f_slice: slice
     b_slice: slice | None
+    beta_slice: slice  # empty without features
 
 
 def _layout(c: _Cells, rank: int) -> _Layout:
@@ -116,9 +125,10 @@ def _layout(c: _Cells, rank: int) -> _Layout:
     K, N = c.n_judges, c.n_items
     f0 = K * r1
     b0 = f0 + N * r1
-    size = b0 + (K if c.order else 0)
+    beta0 = b0 + (K if c.order else 0)
+    size = beta0 + K * c.n_features
     return _Layout(r1, size, c.k * N + c.i, c.k * N + c.j, slice(0, f0), slice(f0, b0),
-                   slice(b0, b0 + K) if c.order else None)
+                   slice(b0, beta0) if c.order else None, slice(beta0, size))
 
 
 def _split(raw: NDArray[np.float64], c: _Cells, lay: _Layout):
@@ -129,11 +139,17 @@ def _split(raw: NDArray[np.float64], c: _Cells, lay: _Layout):
 
 
 def _eta(raw: NDArray[np.float64], c: _Cells, lay: _Layout):
-    """η_c = S_ki − S_kj + a b_k with S = G Fᵀ (gathered from the K x N matrix, not per cell)."""
+    """η_c = S_ki − S_kj + a b_k + β_kᵀx_c with S = G Fᵀ (gathered from the K x N matrix, not
+    per cell)."""
     G, F, b = _split(raw, c, lay)
     S = (G @ F.T).ravel()
     eta = S[lay.ki] - S[lay.kj]
-    return (eta + c.a * b[c.k] if c.order else eta), G, F
+    if c.order:
+        eta = eta + c.a * b[c.k]
+    if c.n_features:
+        beta = raw[lay.beta_slice].reshape(c.n_judges, c.n_features)
+        eta = eta + np.einsum("cf,cf->c", c.x, beta[c.k])
+    return eta, G, F
 
 
 def _loglik_raw(raw: NDArray[np.float64], c: _Cells, lay: _Layout) -> float:
@@ -181,6 +197,28 @@ def _weighted_outer(w: NDArray[np.float64], JS: NDArray[np.float64], c: _Cells,
         out[lay.b_slice, :m] = bs
         out[:m, lay.b_slice] = bs.T
         out[lay.b_slice, lay.b_slice] = np.diag(np.bincount(c.k, w * c.a**2, K))
+    if c.n_features:
+        # η is linear in β_k with gradient x_c: the S x β block sums w x per (judge, item) (+
+        # for the first item, - for the second), the b x β and β x β blocks are per judge
+        F_ = c.n_features
+        bs_ = lay.beta_slice
+        wx = w[:, None] * c.x
+        sx = np.zeros((K * N, F_))
+        np.add.at(sx, lay.ki, wx)
+        np.subtract.at(sx, lay.kj, wx)
+        sb = np.einsum("knp,knf->pkf", JSk, sx.reshape(K, N, F_)).reshape(m, K * F_)
+        out[:m, bs_] = sb
+        out[bs_, :m] = sb.T
+        own = np.zeros((K, K, F_))
+        if lay.b_slice is not None:
+            own[np.arange(K), np.arange(K)] = feature_sums(c.k, w * c.a, c.x, K)
+            out[lay.b_slice, bs_] = own.reshape(K, K * F_)
+            out[bs_, lay.b_slice] = out[lay.b_slice, bs_].T
+        xx = np.zeros((K, F_, F_))
+        np.add.at(xx, c.k, wx[:, :, None] * c.x[:, None, :])
+        block = np.zeros((K, F_, K, F_))
+        block[np.arange(K), :, np.arange(K), :] = xx
+        out[bs_, bs_] = block.reshape(K * F_, K * F_)
     return out
 
 
@@ -211,6 +249,7 @@ def _derivatives(raw: NDArray[np.float64], c: _Cells, lay: _Layout,
     parts = [(gS @ F).ravel(), (gS.T @ G).ravel()]
     if c.order:
         parts.append(np.bincount(c.k, resid * c.a, K))
+    parts.append(feature_sums(c.k, resid, c.x, K).ravel())
     grad = np.concatenate(parts)
     if info is None:
         return _Derivatives(ll, grad, None, p, None)
@@ -234,19 +273,22 @@ def _design_rows(JS: NDArray[np.float64], c: _Cells, lay: _Layout) -> NDArray[np
     X[:, :m] = JS[lay.ki] - JS[lay.kj]
     if lay.b_slice is not None:
         X[np.arange(c.k.size), lay.b_slice.start + c.k] = c.a
+    for f in range(c.n_features):
+        X[np.arange(c.k.size), lay.beta_slice.start + c.k * c.n_features + f] = c.x[:, f]
     return X
 
 
 def _chart(c: _Cells, lay: _Layout) -> NDArray[np.float64]:
-    """T with raw = T θ, θ = (vec G, vec F̃, b) and F = B_N F̃ (centred item factors)."""
+    """T with raw = T θ, θ = (vec G, vec F̃, b, β) and F = B_N F̃ (centred item factors)."""
     K, N, r1 = c.n_judges, c.n_items, lay.r1
     basis = zero_sum_basis(N)
     n_theta = lay.size - r1
     T = np.zeros((lay.size, n_theta))
     T[: K * r1, : K * r1] = np.eye(K * r1)
     T[lay.f_slice, K * r1: K * r1 + (N - 1) * r1] = np.kron(basis, np.eye(r1))
-    if lay.b_slice is not None:
-        T[lay.b_slice, K * r1 + (N - 1) * r1:] = np.eye(K)
+    # b and β are unconstrained: the identity on the trailing coordinates
+    tail = lay.size - lay.f_slice.stop
+    T[lay.f_slice.stop:, n_theta - tail:] = np.eye(tail)
     return T
 
 
@@ -284,7 +326,8 @@ def _scores(params: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
 
 def _params_eta(params: Mapping[str, ArrayLike], data: Comparisons, order_effects: bool
                 ) -> tuple[NDArray[np.float64], _Cells, NDArray[np.float64]]:
-    """S, the cells and η_c = S_ki − S_kj (+ a b_k with ``order_effects``)."""
+    """S, the cells and η_c = S_ki − S_kj (+ a b_k with ``order_effects``, + β_kᵀx_c with
+    features)."""
     if order_effects != ("order_effect" in params):
         raise ValueError(
             "params must hold 'order_effect' exactly when order_effects=True (got "
@@ -293,10 +336,13 @@ def _params_eta(params: Mapping[str, ArrayLike], data: Comparisons, order_effect
     if S.shape != (data.n_judges, data.n_items):
         raise ValueError(f"ability has shape {S.shape}; the data have {data.n_judges} judges "
                          f"and {data.n_items} items")
+    beta = feature_effect_param(params, data)
     _, c = _cells(data, order_effects)
     eta = S[c.k, c.i] - S[c.k, c.j]
     if order_effects:
         eta = eta + c.a * np.asarray(params["order_effect"], dtype=np.float64)[c.k]
+    if c.n_features:
+        eta = eta + np.einsum("cf,cf->c", c.x, beta[c.k])
     return S, c, eta
 
 
@@ -309,7 +355,8 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *,
     params : mapping
         Either ``ability`` (K x N, S) or the factors ``consensus`` (μ), ``consensus_loading``
         (γ), ``disagreement`` (V, N x r) and ``disagreement_loading`` (U, K x r); plus
-        ``order_effect`` (b, length K) exactly when ``order_effects``.
+        ``order_effect`` (b, length K) exactly when ``order_effects``, and
+        ``feature_effect`` (β, K x F) exactly when the data carry comparison features.
     data : Comparisons
     order_effects : bool
         As in :func:`fit`: False pools the display orders and sets b ≡ 0 (DIAL-noPos).
@@ -318,7 +365,8 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *,
     -------
     float
         :math:`\sum_c [y_c\log\sigma(\eta_c) + (n_c - y_c)\log\sigma(-\eta_c)]`,
-        :math:`\eta_c = S_{ki} - S_{kj} + a\,b_k` (model (1); the sum over raw verdicts).
+        :math:`\eta_c = S_{ki} - S_{kj} + a\,b_k + \beta_k^\top x_c` (model (1); the sum
+        over raw verdicts).
     """
     _, c, eta = _params_eta(params, data, order_effects)
     return _kernel(eta, c)
@@ -326,12 +374,13 @@ def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *,
 
 def gradient(params: Mapping[str, ArrayLike], data: Comparisons, *,
              order_effects: bool = True) -> dict[str, NDArray[np.float64]]:
-    """Analytic gradient of :func:`loglik` with respect to S (K x N) and b.
+    """Analytic gradient of :func:`loglik` with respect to S (K x N), b and β.
 
     Returns
     -------
     dict
-        ``ability``: ∂ℓ/∂S; ``order_effect``: ∂ℓ/∂b (with ``order_effects``).
+        ``ability``: ∂ℓ/∂S; ``order_effect``: ∂ℓ/∂b (with ``order_effects``);
+        ``feature_effect``: ∂ℓ/∂β (K x F, with comparison features).
     """
     S, c, eta = _params_eta(params, data, order_effects)
     resid = c.y - c.n * expit(eta)
@@ -341,6 +390,8 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons, *,
     out = {"ability": gS}
     if order_effects:
         out["order_effect"] = np.bincount(c.k, resid * c.a, K)
+    if c.n_features:
+        out["feature_effect"] = feature_sums(c.k, resid, c.x, K)
     return out
 
 
@@ -453,6 +504,7 @@ def _theta_of(raw, c, lay):
     parts = [G.ravel(), Ft.ravel()]
     if lay.b_slice is not None:
         parts.append(b)
+    parts.append(raw[lay.beta_slice])
     return np.concatenate(parts)
 
 
@@ -483,15 +535,17 @@ def cluster_groups(cells: Comparisons, records, rank: int, order_effects: bool
                    ) -> list[tuple[str, int, int]]:
     """Blocks for :func:`~bayescal.frequentist.covariance.check_cluster_counts`.
 
-    Each judge's own parameters (its row of (γ, U): r + 1, plus b_k) rest on the clusters that
-    hold its verdicts; all (r + 1)(K + N − r − 2) (+ K) free parameters on all clusters.
+    Each judge's own parameters (its row of (γ, U): r + 1, plus b_k and β_k) rest on the
+    clusters that hold its verdicts; all (r + 1)(K + N − r − 2) (+ K) (+ K F) free parameters on
+    all clusters.
     """
-    own = rank + 1 + (1 if order_effects else 0)
+    own = rank + 1 + (1 if order_effects else 0) + cells.n_features
     judge_of_record = cells.judge[records.cell]
     groups = [(cells.judges[k], int(np.unique(records.code[judge_of_record == k]).size), own)
               for k in range(cells.n_judges)]
     groups.append(("all", records.n_clusters,
-                   n_free_parameters(rank, cells.n_judges, cells.n_items, order_effects)))
+                   n_free_parameters(rank, cells.n_judges, cells.n_items, order_effects)
+                   + cells.n_judges * cells.n_features))
     return groups
 
 
@@ -551,7 +605,8 @@ def fit(
     FewClustersWarning
         A cluster-robust covariance on few clusters (per judge or overall).
     """
-    refuse_features(data, "low-rank judges model")
+    # a feature the design cannot separate is refused before fitting (judge and feature named)
+    require_features_identified(data, order=order_effects)
     req = covariance.request(information, cluster=cluster, correction=correction,
                              supported=KINDS, data_key=data.cluster_key,
                              builtin_keys=BUILTIN_CLUSTER_KEYS, quasi=data.quasi_likelihood,
@@ -560,12 +615,13 @@ def fit(
     rank = check_rank(rank, K, N)
     cells, c = _cells(data, order_effects)
     lay = _layout(c, rank)
-    n_free = n_free_parameters(rank, K, N, order_effects)
+    n_free = n_free_parameters(rank, K, N, order_effects) + K * c.n_features
     n_cells = c.k.size
     if n_cells < n_free:
         raise IdentificationError(
             f"{n_cells} comparison cells for {n_free} free parameters ((r+1)(K+N-r-2)"
-            + (" + K" if order_effects else "") + f" with r = {rank}): the model is not "
+            + (" + K" if order_effects else "") + (" + K F" if c.n_features else "")
+            + f" with r = {rank}): the model is not "
             "identified (DIAL Prop. B.2); lower the rank or add comparisons"
         )
     records = None
@@ -677,14 +733,22 @@ def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64]
     J_S = _jacobian_S(raw, c, lay, T)
     J_mu, J_gamma = _jacobian_consensus(S)
     blocks = {"ability": J_S}
+    # b and β are the trailing coordinates of θ, where T is the identity
+    n_beta = K * c.n_features
     if c.order:
         Jb = np.zeros((K, T.shape[1]))
-        Jb[:, -K:] = np.eye(K)
+        Jb[:, T.shape[1] - n_beta - K:T.shape[1] - n_beta] = np.eye(K)
         blocks["order_effect"] = Jb
+    if n_beta:
+        Jbeta = np.zeros((n_beta, T.shape[1]))
+        Jbeta[:, T.shape[1] - n_beta:] = np.eye(n_beta)
+        blocks["feature_effect"] = Jbeta
     blocks["consensus"] = J_mu @ J_S
     blocks["consensus_loading"] = J_gamma @ J_S
     interval = {"ability": "wald", "order_effect": "wald", "consensus": "wald",
                 "consensus_loading": "wald"}
+    if n_beta:
+        interval["feature_effect"] = "wald"
     notes = {}
     if rank == 1:
         # the canonical factors are smooth in S when r = 1 (sign pinned by the first loading)
@@ -723,6 +787,10 @@ def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64]
                                       coords={"judge": judges, "item": items})}
     if c.order:
         params["order_effect"] = xr.DataArray(b, dims="judge", coords={"judge": judges})
+    if n_beta:
+        params["feature_effect"] = xr.DataArray(
+            raw[lay.beta_slice].reshape(K, c.n_features), dims=("judge", "feature"),
+            coords={"judge": judges, "feature": list(data.feature_names)})
     params["consensus"] = xr.DataArray(can.consensus, dims="item", coords={"item": items})
     params["consensus_loading"] = xr.DataArray(can.consensus_loading, dims="judge",
                                                coords={"judge": judges})
@@ -747,7 +815,7 @@ def _estimate(data: Comparisons, fitted: _Fitted, cov_theta: NDArray[np.float64]
         converged=bool(opt["converged"]),
         info={**opt, **req.as_info(), "rank": rank, "order_effects": c.order,
               "singular_values": can.singular_values, "notes": notes,
-              "n_verdicts": float(data.n_rows)},
+              "n_verdicts": float(data.n_rows), "humans": list(data.humans)},
     )
 
 

@@ -56,6 +56,12 @@ from bayescal.data import Comparisons, DataError
 from bayescal.data.comparisons import ClusterRecords
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import Estimate, MLEBoundaryError
+from bayescal.frequentist.features import (
+    feature_effect_contrasts,
+    feature_effect_param,
+    feature_penalty_sd,
+    feature_sums,
+)
 from bayescal.frequentist.covariance import Information
 from bayescal.identify import (
     require_features_identified,
@@ -100,18 +106,7 @@ def _require_params(params: Mapping[str, ArrayLike], data: Comparisons) -> tuple
             f"ability must have shape (judges, items) = {(data.n_judges, data.n_items)} and "
             f"order_effect shape ({data.n_judges},); got {s.shape} and {b.shape}"
         )
-    shape = (data.n_judges, data.n_features)
-    if data.n_features == 0:
-        if "feature_effect" in params:
-            raise ValueError("feature_effect given, but the data carry no comparison features")
-        return s, b, np.zeros(shape)
-    if "feature_effect" not in params:
-        raise ValueError(f"the data carry features {list(data.feature_names)}: params need "
-                         f"feature_effect of shape (judges, features) = {shape}")
-    beta = np.asarray(params["feature_effect"], dtype=np.float64)
-    if beta.shape != shape:
-        raise ValueError(f"feature_effect must have shape (judges, features) = {shape}; got "
-                         f"{beta.shape}")
+    beta = feature_effect_param(params, data)
     return s, b, beta
 
 
@@ -166,9 +161,7 @@ def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, ND
     g_s = (np.bincount(flat_i, r, kk * n) - np.bincount(flat_j, r, kk * n)).reshape(kk, n)
     out = {"ability": g_s, "order_effect": np.bincount(data.judge, r * data.order, kk)}
     if data.n_features:
-        out["feature_effect"] = np.stack(
-            [np.bincount(data.judge, r * data.features[:, f], kk)
-             for f in range(data.n_features)], axis=1)
+        out["feature_effect"] = feature_sums(data.judge, r, data.features, kk)
     return out
 
 
@@ -306,7 +299,7 @@ def fit(
             groups.append(("all judges jointly", records.n_clusters, n_judges * n_par))
         covariance.check_cluster_counts(groups, key=str(request.cluster))
     n_feat = data.n_features
-    feature_sd = None if penalty is None else penalty.feature_effect_sd
+    feature_sd = feature_penalty_sd(penalty)
     penalized = penalty is not None and (penalty.ability_sd is not None
                                          and penalty.order_effect_sd is not None
                                          and (feature_sd is not None or n_feat == 0))
@@ -514,94 +507,6 @@ def order_effect_tests(estimate: Estimate, *, pairwise: bool = True) -> pd.DataF
     for fam in out["family"].unique():
         sel = (out["family"] == fam).to_numpy()
         out.loc[sel, "p_holm"] = _holm(out.loc[sel, "p_value"].to_numpy())
-    return out
-
-
-def feature_effect_contrasts(estimate: Estimate, prob: float | None = None, *,
-                             humans: list[str] | None = None,
-                             ci_prob: float | None = None) -> pd.DataFrame:
-    r"""Each judge's feature effect relative to a human judge: :math:`\beta_{kf} - \beta_{hf}`.
-
-    The headline "bias relative to humans": a judge that rewards length by
-    :math:`\beta_k` where humans reward it by :math:`\beta_h` has excess length bias
-    :math:`\beta_k - \beta_h`. Wald intervals with
-    :math:`\mathrm{se}^2 = v_{kk} + v_{hh} - 2v_{kh}` from the estimate's covariance (the cross
-    term is non-zero only under a cluster key shared by the judges, e.g. a battle judged by an
-    LLM and a human), and the two-sided normal p-value of :math:`\beta_{kf} = \beta_{hf}`.
-
-    Parameters
-    ----------
-    estimate : Estimate
-        From :func:`fit` on data with comparison features, or from
-        :func:`bayescal.frequentist.human_calibration.fit` (whose humans' effect is
-        ``human_feature_effect[feature]``, β_h of the pooled human judge, named ``human``
-        here).
-    prob : float, optional
-        Interval probability (default 0.95; ``ci_prob``: the same under ArviZ's name).
-    humans : list of str, optional
-        The reference judge(s); default the judges marked ``humans`` in the data
-        (``Estimate.info["humans"]``). Not with a ``human_feature_effect``.
-
-    Returns
-    -------
-    DataFrame
-        One row per (judge, human, feature) with the judge not a human: ``judge``, ``human``,
-        ``feature``, ``estimate``, ``se``, ``lower``, ``upper``, ``statistic``, ``p_value``,
-        ``prob``.
-
-    Raises
-    ------
-    ValueError
-        The estimate has no ``feature_effect``; no human judge is given or marked; a human
-        that is not a judge; every judge is a human.
-    """
-    prob = resolve_prob(prob, ci_prob)
-    if "feature_effect" not in estimate.params:
-        raise ValueError("the estimate has no feature_effect: fit data built with "
-                         "Comparisons.from_frame(..., features=...)")
-    beta = estimate.params["feature_effect"]
-    judges = [str(j) for j in beta.coords["judge"].values]
-    features = [str(f) for f in beta.coords["feature"].values]
-    pos = {t: r for r, t in enumerate(estimate.terms)}
-    if "human_feature_effect" in estimate.params:
-        # the calibration's pooled human judge: β_h has its own variable
-        if humans is not None:
-            raise ValueError("humans= does not apply: the estimate's human effect is its "
-                             "human_feature_effect (the pooled human judge)")
-        ref = {f: (float(estimate.params["human_feature_effect"].sel(feature=f)),
-                   pos[f"human_feature_effect[{f}]"]) for f in features}
-        return _contrast_table(estimate, prob, [
-            (k, "human", f, float(beta.sel(judge=k, feature=f)), pos[f"feature_effect[{k}, {f}]"],
-             *ref[f]) for k in judges for f in features])
-    refs = list(humans) if humans is not None else list(estimate.info.get("humans", []))
-    if not refs:
-        raise ValueError("no human judge: mark them in the data (Comparisons.from_frame(..., "
-                         f"humans=[...])) or pass humans=; judges are {judges}")
-    unknown = [h for h in refs if h not in judges]
-    if unknown:
-        raise ValueError(f"humans {unknown} are not judges of the estimate; judges are {judges}")
-    machines = [j for j in judges if j not in refs]
-    if not machines:
-        raise ValueError(f"every judge {judges} is a human: there is nothing to contrast")
-    return _contrast_table(estimate, prob, [
-        (k, h, f, float(beta.sel(judge=k, feature=f)), pos[f"feature_effect[{k}, {f}]"],
-         float(beta.sel(judge=h, feature=f)), pos[f"feature_effect[{h}, {f}]"])
-        for h in refs for k in machines for f in features])
-
-
-def _contrast_table(estimate: Estimate, prob: float,
-                    pairs: list[tuple[str, str, str, float, int, float, int]]) -> pd.DataFrame:
-    """Rows (judge, human, feature, β_k, its term, β_h, its term) to the contrasts' table."""
-    rows = []
-    for k, h, f, bk, a, bh, c in pairs:
-        var = estimate.cov[a, a] + estimate.cov[c, c] - 2 * estimate.cov[a, c]
-        rows.append((k, h, f, bk - bh, float(np.sqrt(max(var, 0.0)))))
-    out = pd.DataFrame(rows, columns=["judge", "human", "feature", "estimate", "se"])
-    out["lower"], out["upper"] = wald_interval(out["estimate"].to_numpy(),
-                                               out["se"].to_numpy(), prob, "wald")
-    out["statistic"] = out["estimate"] / out["se"]
-    out["p_value"] = 2 * ndtr(-np.abs(out["statistic"]))
-    out["prob"] = prob
     return out
 
 

@@ -11,8 +11,14 @@ name                          dims     meaning (paper symbol)
 ``ability``                   item     latent quality, sum zero (s)
 ``log_discrimination``        judge    log judge discrimination, sum zero (log γ)
 ``discrimination``            judge    judge discrimination, geometric mean one (γ)
+``feature_effect``            judge,   effect of the comparison features' differences
+                              feature  (β_k; only with features)
 ``outcome``                   cell     wins of item i in each (judge, i, j) cell (observed)
 ============================  =======  =====================================================
+
+With comparison features (``Comparisons.from_frame(features=...)``) the logit is
+:math:`\gamma_k(s_i - s_j) + \beta_k^\top(x_i - x_j)`, the feature term not scaled by
+:math:`\gamma_k` (the card says why), and a cell is a distinct (judge, i, j, x).
 
 The likelihood is evaluated on cells (judge, i, j), both display orders pooled, with the
 Bernoulli kernel :math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,
@@ -34,15 +40,15 @@ from numpy.typing import NDArray
 from scipy.special import softmax
 
 from bayescal.basis import zero_sum_basis
-from bayescal.data import Comparisons
+from bayescal.data import Comparisons, DataError
 from bayescal.identify import (
     IdentificationWarning,
     discrimination_not_identified,
-    refuse_features,
+    require_features_identified,
     warn_if_unidentified,
 )
-from bayescal.models._btl import davidson_logp, draw_wins, kernel_logp
-from bayescal.priors import check_prior_sd
+from bayescal.models._btl import davidson_logp, draw_wins, feature_term, kernel_logp
+from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["Priors", "build"]
 
@@ -64,22 +70,41 @@ class Priors:
         σ of ``log_tie ~ Normal(0, σ)`` per judge (``ties="davidson"`` only; 1.5: a tie
         parameter ν within a factor of about 20 of 1 a priori, ν = 1 giving one verdict in
         three tied between equal items). ``None`` is flat.
+    feature_effect_sd : float or None
+        σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature, in logits of the judge's
+        verdicts per unit of the feature's difference (1, as in the order-effect BTL). Used
+        only with features; ``None`` is flat.
+    feature_pooling : {"none", "shared", "partial"}
+        How the judges' feature effects are pooled (:func:`bayescal.models._btl.feature_term`):
+        ``"none"`` (default) independent ``Normal(0, feature_effect_sd)`` per judge,
+        ``"shared"`` one effect for all judges, ``"partial"`` the hierarchical
+        ``β_kf ~ Normal(β̄_f, τ_f)`` with ``β̄_f ~ Normal(0, feature_effect_sd)`` and
+        ``τ_f ~ HalfNormal(feature_pooling_sd)`` (for NUTS; its MAP is degenerate). The twin's
+        penalty takes ``"none"`` only.
+    feature_pooling_sd : float
+        Scale of the half-normal prior on τ_f (0.5: judges' length effects within about ±1
+        logit of their mean a priori). Never flat.
     """
 
     ability_sd: float | None = 2.0
     discrimination_sd: float | None = 1.0
     tie_sd: float | None = 1.5
+    feature_effect_sd: float | None = 1.0
+    feature_pooling: str = "none"
+    feature_pooling_sd: float = 0.5
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
         check_prior_sd("discrimination_sd", self.discrimination_sd)
         check_prior_sd("tie_sd", self.tie_sd)
+        check_prior_sd("feature_effect_sd", self.feature_effect_sd)
+        check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on every block: the MAP is the maximum-likelihood estimate."""
-        return cls(ability_sd=None, discrimination_sd=None, tie_sd=None)
+        return cls(ability_sd=None, discrimination_sd=None, tie_sd=None, feature_effect_sd=None)
 
 
 def _zero_sum(name: str, sd: float | None, dim: str, size: int) -> pt.TensorVariable:
@@ -158,8 +183,17 @@ def build(
     -------
     pymc.Model
         Free variables ``ability`` (and ``log_discrimination``), deterministic
-        ``discrimination``, observed ``outcome`` over ``cell`` (labelled
-        ``judge: item_i vs item_j``).
+        ``discrimination``, with features ``feature_effect`` (judge x feature), observed
+        ``outcome`` over ``cell`` (labelled ``judge: item_i vs item_j``, with the feature
+        differences in brackets).
+
+    Raises
+    ------
+    DataError
+        Comparison features with ``ties="davidson"`` (that tie model has no feature effects).
+    IdentificationError
+        A comparison feature whose effect the item contrasts absorb for some judge (named;
+        :func:`bayescal.identify.require_features_identified` without display order).
 
     Warns
     -----
@@ -170,12 +204,18 @@ def build(
         way (a single verdict included); see
         :func:`bayescal.identify.discrimination_not_identified`.
     """
-    refuse_features(data, "judge-discrimination BTL")
     priors = priors if priors is not None else Priors()
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be a judge_discrimination_btl.Priors, got {priors!r}")
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
+    if ties == "davidson" and data.n_features:
+        raise DataError(
+            f"ties='davidson' has no feature effects, but the comparisons carry features "
+            f"{list(data.feature_names)}: use ties='half' with the features, or build the "
+            "Comparisons without features=", argument="features")
+    # a prior would only hide a feature confounded with the item contrasts
+    require_features_identified(data, order=False)
     weighted = discrimination and data.n_judges > 1
     warn_if_unidentified(data)
     if weighted:
@@ -183,7 +223,7 @@ def build(
     # cells stay per judge in both variants: the unweighted kernel summed over judges equals the
     # pooled one, and the two models then share their observations, which az.compare of their
     # leave-one-cell-out log-likelihoods needs
-    cells = data.collapse(order=True)
+    cells = data.collapse(order=True, features=True)
     if ties == "davidson":
         outcomes = cells.outcome_counts()
         if not outcomes[1].any():
@@ -202,6 +242,8 @@ def build(
                 "(Comparisons.subset), or use ties='half'.")
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": cells.cell_labels()}
+    if cells.n_features:
+        coords["feature"] = list(cells.feature_names)
     with pm.Model(coords=coords) as model:
         item_i = pm.Data("item_i", cells.item_i, dims="cell")
         item_j = pm.Data("item_j", cells.item_j, dims="cell")
@@ -214,6 +256,10 @@ def build(
                                  cells.n_judges)
             disc = pm.Deterministic("discrimination", pt.exp(log_disc), dims="judge")
             eta = disc[judge] * eta  # eq. (1)
+        if cells.n_features:
+            # not scaled by γ_k: β_k is in logits of judge k's verdicts
+            eta = eta + feature_term(cells.features, judge, priors.feature_effect_sd,
+                                     priors.feature_pooling, priors.feature_pooling_sd)
         if ties == "half":
             pm.CustomDist(
                 "outcome", eta, count, logp=kernel_logp, random=draw_wins,

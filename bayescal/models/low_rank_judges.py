@@ -80,9 +80,9 @@ from bayescal.data import Comparisons
 from pymc.logprob.transforms import LogTransform
 
 from bayescal.dial import canonical, check_rank, n_free_parameters, ridge_scores
-from bayescal.identify import IdentificationWarning, refuse_features
-from bayescal.models._btl import draw_wins, kernel_logp
-from bayescal.priors import check_prior_sd
+from bayescal.identify import IdentificationWarning, require_features_identified
+from bayescal.models._btl import draw_wins, feature_term, kernel_logp
+from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["IDENTIFIED", "Priors", "build", "canonical_factors", "check_reflections"]
 
@@ -111,6 +111,19 @@ class Priors:
         σ of the Helmert coordinates Ũ of U (1). ``None``: flat.
     order_effect_sd : float or None
         σ of ``b ~ Normal(0, σ)`` (1: order effects within ±2 logits). ``None``: flat.
+    feature_effect_sd : float or None
+        σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature (1, as in the order-effect
+        BTL); used only with comparison features. ``None``: flat.
+    feature_pooling : {"none", "shared", "partial"}
+        How the judges' feature effects are pooled (:func:`bayescal.models._btl.feature_term`):
+        ``"none"`` (default) independent ``Normal(0, feature_effect_sd)`` per judge,
+        ``"shared"`` one effect for all judges, ``"partial"`` the hierarchical
+        ``β_kf ~ Normal(β̄_f, τ_f)`` with ``β̄_f ~ Normal(0, feature_effect_sd)`` and
+        ``τ_f ~ HalfNormal(feature_pooling_sd)`` (for NUTS; its MAP is degenerate). The twin has
+        no penalty.
+    feature_pooling_sd : float
+        Scale of the half-normal prior on τ_f (0.5: judges' length effects within about ±1
+        logit of their mean a priori). Never flat.
     """
 
     basis_sd: float = 1.0
@@ -118,20 +131,24 @@ class Priors:
     loading_sd: float | None = 0.5
     disagreement_sd: float | None = 1.0
     order_effect_sd: float | None = 1.0
+    feature_effect_sd: float | None = 1.0
+    feature_pooling: str = "none"
+    feature_pooling_sd: float = 0.5
 
     def __post_init__(self) -> None:
         if self.basis_sd is None:
             raise ValueError("basis_sd cannot be None: A's prior keeps its radial part proper "
                              "(only A's direction enters the likelihood)")
         for name in ("basis_sd", "loading_mean_sd", "loading_sd", "disagreement_sd",
-                     "order_effect_sd"):
+                     "order_effect_sd", "feature_effect_sd"):
             check_prior_sd(name, getattr(self, name))
+        check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on every identified block: the MAP of (S, b) is the twin's MLE."""
         return cls(loading_mean_sd=None, loading_sd=None, disagreement_sd=None,
-                   order_effect_sd=None)
+                   order_effect_sd=None, feature_effect_sd=None)
 
 
 def _normal_or_flat(name: str, sd: float | None, **kwargs) -> pt.TensorVariable:
@@ -218,13 +235,17 @@ def build(
         ``order_effects`` with verdicts whose display order is not recorded.
     ValueError
         ``start`` not a finite K x N matrix.
+    IdentificationError
+        A comparison feature whose effect the design cannot separate for some judge (named;
+        :func:`bayescal.identify.require_features_identified`).
 
     Warns
     -----
     IdentificationWarning
         Fewer comparison cells than free parameters: the prior sets part of the answer.
     """
-    refuse_features(data, "low-rank judges model")
+    # a prior would only hide a feature the design cannot separate (judge and feature named)
+    require_features_identified(data, order=order_effects)
     priors = priors if priors is not None else Priors()
     K, N = data.n_judges, data.n_items
     r = check_rank(rank, K, N)
@@ -238,6 +259,8 @@ def build(
     coords = {"judge": list(data.judges), "item": list(data.items),
               "item2": list(data.items), "factor": list(range(1, r + 1)),
               "cell": c.cell_labels()}
+    if c.n_features:
+        coords["feature"] = list(c.feature_names)
     helmert_n = zero_sum_basis(N)
     judge_basis, t0, W0 = _pivot(c, r, order_effects, start)
     # A = √(N−1) H_Nᵀ W₀/√N has AᵀA = (N−1)I and maps to W₀: the chains start at the pivot
@@ -295,6 +318,9 @@ def build(
             order = pm.Data("order", c.order.astype(np.float64), dims="cell")
             b = _normal_or_flat("order_effect", priors.order_effect_sd, dims="judge")
             eta = eta + order * b[judge]  # model (1)
+        if c.n_features:
+            eta = eta + feature_term(c.features, judge, priors.feature_effect_sd,
+                                     priors.feature_pooling, priors.feature_pooling_sd)
         pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=c.wins, dims="cell")
     return model

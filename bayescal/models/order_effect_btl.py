@@ -42,8 +42,8 @@ from bayescal.identify import (
     require_order,
     warn_if_order_unidentified,
 )
-from bayescal.models._btl import draw_wins, kernel_logp
-from bayescal.priors import check_prior_sd
+from bayescal.models._btl import draw_wins, feature_term, kernel_logp
+from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["Priors", "build"]
 
@@ -65,17 +65,30 @@ class Priors:
         σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature, in logits per unit of
         the feature's difference (1: for a log length ratio, doubling an answer's length moves
         the odds by a factor within about 4 a priori). Used only with features; ``None`` is flat.
+    feature_pooling : {"none", "shared", "partial"}
+        How the judges' feature effects are pooled (:func:`bayescal.models._btl.feature_term`):
+        ``"none"`` (default) independent ``Normal(0, feature_effect_sd)`` per judge,
+        ``"shared"`` one effect for all judges, ``"partial"`` the hierarchical
+        ``β_kf ~ Normal(β̄_f, τ_f)`` with ``β̄_f ~ Normal(0, feature_effect_sd)`` and
+        ``τ_f ~ HalfNormal(feature_pooling_sd)`` (for NUTS; its MAP is degenerate). The twin's
+        penalty takes ``"none"`` only.
+    feature_pooling_sd : float
+        Scale of the half-normal prior on τ_f (0.5: judges' length effects within about ±1
+        logit of their mean a priori). Never flat.
     """
 
     ability_sd: float | None = 2.0
     order_effect_sd: float | None = 1.0
     feature_effect_sd: float | None = 1.0
+    feature_pooling: str = "none"
+    feature_pooling_sd: float = 0.5
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
         check_prior_sd("order_effect_sd", self.order_effect_sd)
         check_prior_sd("feature_effect_sd", self.feature_effect_sd)
+        check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
@@ -145,13 +158,8 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
             b = pm.Flat("order_effect", dims="judge")
         eta = ability[judge, item_i] - ability[judge, item_j] + order * b[judge]  # model (1)
         if data.n_features:
-            x = pm.Data("features", data.features, dims=("cell", "feature"))
-            if priors.feature_effect_sd is not None:
-                beta = pm.Normal("feature_effect", 0.0, priors.feature_effect_sd,
-                                 dims=("judge", "feature"))
-            else:
-                beta = pm.Flat("feature_effect", dims=("judge", "feature"))
-            eta = eta + (x * beta[judge]).sum(axis=1)
+            eta = eta + feature_term(data.features, judge, priors.feature_effect_sd,
+                                     priors.feature_pooling, priors.feature_pooling_sd)
         pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
                       observed=data.wins, dims="cell")
     return model
