@@ -23,10 +23,12 @@ Simulator: the model's own prior predictive. Each entry builds the PyMC model on
 the identified quantities θ̃ and the outcome ỹ of a prior draw are one call of a function of
 the model's graph (``pm.pytensorf.compile`` of its variables and its observed node, compiled once
 per process, reseeded per draw with ``pm.pytensorf.reseed_rngs``), so the check covers the
-model's ``random`` functions and its log-density together. A ``Flat`` free variable has no
-draw: the low-rank item basis A (a ``Flat`` weighted by a Potential, which prior-predictive
-sampling ignores) is replaced by A ~ N(0, σ_A²), which gives the same law of the identified
-quantities (see ``_lr_substitutes``). No other entry has a Potential in its prior.
+model's ``random`` functions and its log-density together. An improper free variable has no
+draw: the low-rank model's item basis A (a ``Flat`` weighted by a Potential, which
+prior-predictive sampling ignores) is replaced by A ~ N(0, σ_A²), and its pivot loadings
+(a ``HalfFlat`` ρ weighted by a Potential and the chart's Jacobian) by σ_U χ / t₀, which give
+the identified quantities the same law (see ``_lr_substitutes``). No other entry has a
+Potential in its prior.
 
 Mutations (the check must catch each, for every model):
 
@@ -106,13 +108,14 @@ class Entry:
     ``build(prior_scale)`` builds the PyMC model on a fixed design with every prior scale
     multiplied by ``prior_scale`` (1: the model as shipped); ``quantities`` names its identified
     variables (free or deterministic), whose prior-predictive values are the truth θ̃;
-    ``substitutes(model)`` maps a ``Flat`` free variable that the prior predictive cannot draw
-    to a random variable with the same prior law for the identified quantities.
+    ``substitutes(model, prior_scale)`` maps each improper free variable (a ``Flat`` weighted
+    by a Potential), which the prior predictive cannot draw, to a random variable giving the
+    identified quantities the same prior law.
     """
 
     build: Callable[[float], Any]
     quantities: tuple[str, ...]
-    substitutes: Callable[[Any], dict[Any, Any]] | None = None
+    substitutes: Callable[[Any, float], dict[Any, Any]] | None = None
 
 
 def _quiet(build: Callable[[], Any]) -> Any:
@@ -222,40 +225,68 @@ def _mis(prior_scale: float) -> Any:
 
 # ---------------------------------------------------------------------------- low-rank judges
 LR_ITEMS, LR_JUDGES, LR_COUNT, LR_RANK = 4, 2, 4, 1
+# the chart's pivot: a fixed start S₀ (judge, item) with a consensus (Sᵀ1 ≠ 0) and a
+# disagreement of rank 1; the placeholder outcomes (all ties) have neither, and the prior and
+# posterior of every invariant do not depend on the pivot (the model's docstring)
+LR_START = np.array([[-1.5, -0.5, 0.5, 1.5], [-1.5, 0.5, -0.5, 1.5]])
 
 
-def _lr(prior_scale: float) -> Any:
+def _lr_design() -> Any:
     from bayescal.data import Comparisons
-    from bayescal.models import low_rank_judges as lr
 
     k, i, j = _pairs(LR_ITEMS, LR_JUDGES, both_orders=True)
-    design = Comparisons.from_codes(
+    return Comparisons.from_codes(
         [f"item{v}" for v in range(LR_ITEMS)], [f"judge{v}" for v in range(LR_JUDGES)],
         judge=k, item_a=i, item_b=j, outcome=np.full(len(i), 0.5),
         order=np.ones(len(i)), count=np.full(len(i), float(LR_COUNT)))
+
+
+def _lr_priors(prior_scale: float) -> Any:
+    from bayescal.models import low_rank_judges as lr
+
     p = lr.Priors()
     assert p.loading_mean_sd and p.loading_sd and p.disagreement_sd and p.order_effect_sd
-    priors = lr.Priors(basis_sd=p.basis_sd, loading_mean_sd=prior_scale * p.loading_mean_sd,
-                       loading_sd=prior_scale * p.loading_sd,
-                       disagreement_sd=prior_scale * p.disagreement_sd,
-                       order_effect_sd=prior_scale * p.order_effect_sd)
-    return _quiet(lambda: lr.build(design, rank=LR_RANK, priors=priors))
+    return lr.Priors(basis_sd=p.basis_sd, loading_mean_sd=prior_scale * p.loading_mean_sd,
+                     loading_sd=prior_scale * p.loading_sd,
+                     disagreement_sd=prior_scale * p.disagreement_sd,
+                     order_effect_sd=prior_scale * p.order_effect_sd)
 
 
-def _lr_substitutes(model: Any) -> dict[Any, Any]:
-    """The item basis A is a ``Flat`` shifted by a full-rank start, weighted by the Potential
+def _lr(prior_scale: float) -> Any:
+    from bayescal.models import low_rank_judges as lr
+
+    return _quiet(lambda: lr.build(_lr_design(), rank=LR_RANK, priors=_lr_priors(prior_scale),
+                                   start=LR_START))
+
+
+def _lr_substitutes(model: Any, prior_scale: float) -> dict[Any, Any]:
+    """Draws for the two improper free variables, with the prior law of the invariants.
+
+    The item basis A is a ``Flat`` shifted by the pivot's A₀, weighted by the Potential
     N(A; 0, σ_A²) det(AᵀA)^{(N−1)/2}. Both that density and a plain Gaussian depend on A only
     through R in A = Q R (QR, diag R > 0), so under either Q is Haar on the Stiefel manifold,
     independent of R; the identified quantities (μ, V from W = √N H_N Q, then S, γ, b) depend
-    on A only through Q. So the prior predictive draws A ~ N(0, σ_A²) in place of the Flat."""
-    import pymc as pm
+    on A only through Q. So A ~ N(0, σ_A²) replaces the Flat.
 
+    The pivot loadings T_ii = t₀ᵢ ρᵢ (ρ a ``HalfFlat``) have, through the Potential
+    N(T_ii; 0, σ_U²) and the chart's Jacobian T_ii^{r−i}, the density of σ_U χ_{r−i+1} (the
+    Bartlett decomposition of the Gaussian Ũ the chart replaces), so ρᵢ = σ_U χ_{r−i+1} / t₀ᵢ.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayescal.basis import zero_sum_basis
     from bayescal.models import low_rank_judges as lr
 
-    free = model["item_basis_free"]
-    start = np.zeros((LR_ITEMS - 1, LR_RANK + 1))
-    start[np.arange(LR_RANK + 1), np.arange(LR_RANK + 1)] = np.sqrt(LR_ITEMS - 1)
-    return {free: pm.Normal.dist(0.0, lr.Priors().basis_sd, shape=start.shape) - start}
+    design = _lr_design()
+    _, t0, W0 = lr._pivot(design.order_cells(True), LR_RANK, True, LR_START)
+    # A₀ as build computes it from the pivot: A = (the Flat) + A₀
+    start_a = np.sqrt((LR_ITEMS - 1) / LR_ITEMS) * zero_sum_basis(LR_ITEMS).T @ W0
+    sd = _lr_priors(prior_scale).disagreement_sd
+    chi = pt.sqrt(pm.ChiSquared.dist(nu=np.arange(LR_RANK, 0, -1).astype(float)))
+    return {model["item_basis_free"]:
+            pm.Normal.dist(0.0, lr.Priors().basis_sd, shape=start_a.shape) - start_a,
+            model["disagreement_scale_free"]: sd * chi / t0}
 
 
 # ---------------------------------------------------------------------------- human calibration
@@ -311,7 +342,7 @@ def _simulator(entry: Entry, prior_scale: float) -> tuple[Any, list[Any]]:
     (obs,) = model.observed_RVs
     outputs = [model[q] for q in entry.quantities] + [obs]
     if entry.substitutes is not None:
-        outputs = graph_replace(outputs, entry.substitutes(model), strict=True)
+        outputs = graph_replace(outputs, entry.substitutes(model, prior_scale), strict=True)
     rngs = pm.pytensorf.find_rng_nodes(outputs)
     # FAST_COMPILE: one call per prior draw, so compile time matters and run time does not
     return pm.pytensorf.compile([], outputs, random_seed=0, mode="FAST_COMPILE"), rngs
