@@ -94,3 +94,27 @@ def test_sbc_verdict_fails_a_right_model_whose_fits_diverge(divergent: int,
     assert summary.loc["none", "divergent_draws"] == divergent
     assert summary.loc["none", "verdict"] == expected
     assert summary.loc["prior_sd_x2", "verdict"] == "calibrated"
+
+
+def test_sbc_check_fails_a_model_whose_prior_draws_fail() -> None:
+    """Model "m" raises in every prior draw (as the low-rank entry did when its design could not
+    be built), model "k" is perfect. Catches a model silently missing from the verdicts (only
+    cells with ranks were judged, so ``--check`` passed without it) and a failed mutated cell
+    counted as a mutation caught."""
+    import pandas as pd
+
+    sbc = _sbc_module()
+    rows = [{"model": "k", "mutation": mutation, "replicate": r, "error": "",
+             "quantity": "x[0]", "rank": 2 * r, "divergences": 0}
+            for mutation in ("none", "prior_sd_x2") for r in range(50)]
+    rows += [{"model": "m", "mutation": mutation, "replicate": r,
+              "error": "IdentificationError: no consensus"}
+             for mutation in ("none", "prior_sd_x2") for r in range(50)]
+    table = pd.DataFrame(rows)
+    summary = sbc.verdicts(sbc.uniformity(table, "tails", 0.01), table)
+    verdict = summary.set_index(["model", "mutation"])["verdict"]
+    assert verdict[("m", "none")] == verdict[("m", "prior_sd_x2")] == "draws failed"
+    assert summary.set_index(["model", "mutation"]).loc[("m", "none"), "failed_draws"] == 50
+    # k's right model passes, its unrejected mutation and both of m's cells fail the check
+    assert set(map(tuple, sbc.failures(summary)[["model", "mutation"]].to_numpy())) == {
+        ("k", "prior_sd_x2"), ("m", "none"), ("m", "prior_sd_x2")}

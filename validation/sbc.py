@@ -441,23 +441,37 @@ def uniformity(table: pd.DataFrame, bins: str, alpha: float) -> pd.DataFrame:
 
 
 def verdicts(tests: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """One line per (model, mutation): calibrated or not, failed draws, divergences."""
+    """One line per (model, mutation) of ``table``: calibrated or not, failed draws, divergences.
+
+    A cell any of whose prior draws raised is ``"draws failed"`` whatever its ranks (a check
+    on the draws that happened to succeed is not the check), so a model whose every draw fails
+    is a line of the table, not a missing one.
+    """
     rows = []
-    for (model, mutation), g in tests.groupby(["model", "mutation"], sort=False):
-        cell = table[(table["model"] == model) & (table["mutation"] == mutation)]
+    for (model, mutation), cell in table.groupby(["model", "mutation"], sort=False):
+        g = tests[(tests["model"] == model) & (tests["mutation"] == mutation)]
         per_draw = cell.drop_duplicates("replicate")
+        failed = int((per_draw["error"] != "").sum())
         divergent = int((per_draw["divergences"].fillna(0) > 0).sum())
         # a right model whose fits diverge too often is not shown calibrated, whatever the
         # ranks say (its posterior draws may miss part of the posterior)
         too_divergent = mutation == "none" and divergent > MAX_DIVERGENT_SHARE * len(per_draw)
-        verdict = ("NOT calibrated" if g["rejected"].any() else
+        verdict = ("draws failed" if failed else
+                   "NOT calibrated" if g["rejected"].any() else
                    "divergent" if too_divergent else "calibrated")
         rows.append({"model": model, "mutation": mutation, "prior_draws": len(per_draw),
-                     "failed_draws": int((per_draw["error"] != "").sum()),
-                     "divergent_draws": divergent,
-                     "min_p": float(g["p"].min()), "rejected": int(g["rejected"].sum()),
-                     "quantities": len(g), "verdict": verdict})
+                     "failed_draws": failed, "divergent_draws": divergent,
+                     "min_p": float(g["p"].min()) if len(g) else np.nan,
+                     "rejected": int(g["rejected"].sum()), "quantities": len(g),
+                     "verdict": verdict})
     return pd.DataFrame(rows)
+
+
+def failures(summary: pd.DataFrame) -> pd.DataFrame:
+    """The lines of :func:`verdicts` that fail the check: a right model not "calibrated", a
+    mutation not "NOT calibrated" (a failed or divergent mutated cell is not a mutation caught)."""
+    expected = np.where(summary["mutation"] == "none", "calibrated", "NOT calibrated")
+    return summary[summary["verdict"] != expected]
 
 
 def run(models: list[str], mutations: list[str], draws: int, workers: int,
@@ -510,8 +524,10 @@ def main(argv: list[str] | None = None) -> int:
     summary = verdicts(tests, table)
     print("\nVerdicts:")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    for r in table[table["error"] != ""].drop_duplicates(["model", "mutation"]).itertuples():
+        print(f"{r.model} with mutation {r.mutation!r}, first failed draw: {r.error}")
     if args.check:
-        wrong = summary[(summary["mutation"] == "none") == (summary["verdict"] != "calibrated")]
+        wrong = failures(summary)
         for r in wrong.itertuples():
             print(f"CHECK FAILED: {r.model} with mutation {r.mutation!r}: {r.verdict}")
         return 1 if len(wrong) else 0
