@@ -16,7 +16,7 @@ judges), and a model is rejected when any quantity is; at 30 draws it is 0.61–
 draws would leave no margin. ``loglik_x2`` needs about 130 draws (power 0.86 per
 data-dominated quantity, 0.37 at 50), so it stays in the ``slow`` test, with
 every mutation at 130 draws. Cost: compiling a model for nutpie is 3–24 s of CPU (low-rank
-judges the most) and a fit 0.02–0.35 s, so the six entries run as two processes side by side
+judges the most) and a fit about 0.02–0.4 s, so the six entries run as two processes side by side
 (one compile per model per process), with numba's LLVM optimisation off (``NUMBA_OPT=0``:
 about a third less compile time; the same model and sampler, only the machine code is less
 optimised, which fits this short do not notice).
@@ -84,9 +84,10 @@ def test_groups_cover_every_model() -> None:
 def test_sbc_quick_every_model_passes_the_right_model_and_rejects_the_prior_mutation() -> None:
     """Every entry at 50 draws: right model calibrated with at most 5 % of its fits divergent,
     ``prior_sd_x2`` rejected (catches a prior or ``random`` function out of step with the
-    log-density, an entry that no longer builds, fits that diverge). Seen to fail: the
-    low-rank entry before its fix ("draws failed"), and each model's observed node counted
-    twice in the right model (``sbc_loglik_again`` 1: the right model rejected)."""
+    log-density, an entry that no longer builds, fits that diverge). Seen to fail: the shared
+    BTL kernel's ``random`` drawing wins with σ(η/2) instead of σ(η) (the judge-discrimination
+    right model rejected, 4 of 6 quantities, p = 6e-13); the low-rank entry before its fixed
+    pivot start ("draws failed": its design cannot be built)."""
     _check(GROUPS, ("none", "prior_sd_x2"), draws=50, timeout=600)
 
 
