@@ -10,7 +10,9 @@ Uniformity: ranks of each quantity (L + 1 = 100 rank values) are binned, by defa
 tails and the middle (0–10 %, 10–90 %, 90–100 %; ``--bins 10`` for equal bins), and tested with
 Pearson's χ² on (bins − 1) degrees of freedom; a model fails when any quantity's statistic exceeds
 the χ² quantile at α / (number of quantities) (Bonferroni: the quantities share prior draws).
-The thresholds are χ² quantiles, not tuned.
+The thresholds are χ² quantiles, not tuned. With 50 draws the tail bins expect 5 counts, where
+the χ² tail is a little light: the exact multinomial chance that the right model fails is
+0.016–0.023 for 4–16 quantities (nominal 0.01), 0.027 with 6 quantities at 30 draws.
 
 Why not ``simuk``: simuk 0.3.0 runs with PyMC 6.4 / ArviZ 1.3 (checked on a toy model), but it
 ranks only the free random variables (not identified deterministics such as ``discrimination``),
@@ -23,10 +25,12 @@ Simulator: the model's own prior predictive. Each entry builds the PyMC model on
 the identified quantities θ̃ and the outcome ỹ of a prior draw are one call of a function of
 the model's graph (``pm.pytensorf.compile`` of its variables and its observed node, compiled once
 per process, reseeded per draw with ``pm.pytensorf.reseed_rngs``), so the check covers the
-model's ``random`` functions and its log-density together. A ``Flat`` free variable has no
-draw: the low-rank item basis A (a ``Flat`` weighted by a Potential, which prior-predictive
-sampling ignores) is replaced by A ~ N(0, σ_A²), which gives the same law of the identified
-quantities (see ``_lr_substitutes``). No other entry has a Potential in its prior.
+model's ``random`` functions and its log-density together. An improper free variable has no
+draw: the low-rank model's item basis A (a ``Flat`` weighted by a Potential, which
+prior-predictive sampling ignores) is replaced by A ~ N(0, σ_A²), and its pivot loadings
+(a ``HalfFlat`` ρ weighted by a Potential and the chart's Jacobian) by σ_U χ / t₀, which give
+the identified quantities the same law (see ``_lr_substitutes``). No other entry has a
+Potential in its prior.
 
 Mutations (the check must catch each, for every model):
 
@@ -37,9 +41,16 @@ Mutations (the check must catch each, for every model):
   Beta priors of misclassification, Beta(a, b)/4 with floor 0.3: the same mean, about four times
   the variance); the fit uses the shipped prior.
 
-Divergences: fits use ``target_accept`` 0.9; every cell reports how many prior draws had a
-divergent transition, and a right-model cell with more than 5 % such draws fails the check
-(``verdict`` "divergent") whatever its ranks.
+Sampler: nutpie, one chain, 300 tuning steps and L·2 draws thinned by 2; the draws and
+divergences are read from nutpie's raw (Arrow) trace. In 8 right-model fits per model the
+smallest bulk ESS of a quantity over the 198 draws was 23–68 for low-rank judges and score
+calibration (48–139 for human calibration), so the 99 thinned draws are not all independent;
+shorter chains (200 + 98) gave ESS down to 6–9 and were not used.
+
+Divergences: fits use ``target_accept`` 0.9 (score calibration 0.99: at 0.9 its right model
+diverged in 6 of 130 prior draws, at the rule's edge); every cell reports how many prior draws
+had a divergent transition, and a right-model cell with more than 5 % such draws fails the
+check (``verdict`` "divergent") whatever its ranks.
 
 Power (how many prior draws). With the tails bins, a posterior too narrow by 1/√2 (``loglik_x2``
 where the data dominate) puts the truth outside its central 80 % with probability
@@ -48,8 +59,10 @@ At 50 draws that is 8.5, power about 0.4 per quantity at the Bonferroni threshol
 at 0.01/Q, 12–14); 130 draws give 22, power about 0.9. (Human calibration at λ = 0, 50 draws,
 3 comparisons per pair: tail counts 13–18 of 50 for the predicted 18.3 at most, no quantity past
 the threshold, p = 0.0099 against 0.0025; at 8 per pair p = 0.017.) ``prior_sd_x2``
-moves the tails much further where the prior matters: every model rejects it at 50 draws with
-p < 1e-7. Hence ``--quick`` (50 draws) checks the right models and ``prior_sd_x2``, and
+moves the tails much further where the prior matters: from its 130-draw rank counts, the exact
+multinomial power of a model's most shifted quantity alone is, at 50 draws, 0.87
+(misclassification: tail shares 0.23 and 0.23 of 130) to 0.996 (low-rank judges), at 30 draws
+0.61–0.93. Hence ``--quick`` (50 draws) checks the right models and ``prior_sd_x2``, and
 ``--draws 130`` or more is the size that checks ``loglik_x2``.
 
 Entries: judge-discrimination BTL (4 items, 2 judges, 4 comparisons per pair), order-effect BTL
@@ -66,7 +79,7 @@ identified quantities.
 
 Run::
 
-    python validation/sbc.py --quick --mutations none,prior_sd_x2   # 50 prior draws
+    python validation/sbc.py --quick --mutations none,prior_sd_x2   # 50 prior draws (CI)
     python validation/sbc.py --draws 130 --check                    # every mutation powered
     python validation/sbc.py --draws 200                            # the full table
 """
@@ -106,13 +119,16 @@ class Entry:
     ``build(prior_scale)`` builds the PyMC model on a fixed design with every prior scale
     multiplied by ``prior_scale`` (1: the model as shipped); ``quantities`` names its identified
     variables (free or deterministic), whose prior-predictive values are the truth θ̃;
-    ``substitutes(model)`` maps a ``Flat`` free variable that the prior predictive cannot draw
-    to a random variable with the same prior law for the identified quantities.
+    ``substitutes(model, prior_scale)`` maps each improper free variable (a ``Flat`` weighted
+    by a Potential), which the prior predictive cannot draw, to a random variable giving the
+    identified quantities the same prior law; ``target_accept`` is NUTS's, raised where the
+    default diverges too often.
     """
 
     build: Callable[[float], Any]
     quantities: tuple[str, ...]
-    substitutes: Callable[[Any], dict[Any, Any]] | None = None
+    substitutes: Callable[[Any, float], dict[Any, Any]] | None = None
+    target_accept: float = TARGET_ACCEPT
 
 
 def _quiet(build: Callable[[], Any]) -> Any:
@@ -222,40 +238,68 @@ def _mis(prior_scale: float) -> Any:
 
 # ---------------------------------------------------------------------------- low-rank judges
 LR_ITEMS, LR_JUDGES, LR_COUNT, LR_RANK = 4, 2, 4, 1
+# the chart's pivot: a fixed start S₀ (judge, item) with a consensus (Sᵀ1 ≠ 0) and a
+# disagreement of rank 1; the placeholder outcomes (all ties) have neither, and the prior and
+# posterior of every invariant do not depend on the pivot (the model's docstring)
+LR_START = np.array([[-1.5, -0.5, 0.5, 1.5], [-1.5, 0.5, -0.5, 1.5]])
 
 
-def _lr(prior_scale: float) -> Any:
+def _lr_design() -> Any:
     from bayescal.data import Comparisons
-    from bayescal.models import low_rank_judges as lr
 
     k, i, j = _pairs(LR_ITEMS, LR_JUDGES, both_orders=True)
-    design = Comparisons.from_codes(
+    return Comparisons.from_codes(
         [f"item{v}" for v in range(LR_ITEMS)], [f"judge{v}" for v in range(LR_JUDGES)],
         judge=k, item_a=i, item_b=j, outcome=np.full(len(i), 0.5),
         order=np.ones(len(i)), count=np.full(len(i), float(LR_COUNT)))
+
+
+def _lr_priors(prior_scale: float) -> Any:
+    from bayescal.models import low_rank_judges as lr
+
     p = lr.Priors()
     assert p.loading_mean_sd and p.loading_sd and p.disagreement_sd and p.order_effect_sd
-    priors = lr.Priors(basis_sd=p.basis_sd, loading_mean_sd=prior_scale * p.loading_mean_sd,
-                       loading_sd=prior_scale * p.loading_sd,
-                       disagreement_sd=prior_scale * p.disagreement_sd,
-                       order_effect_sd=prior_scale * p.order_effect_sd)
-    return _quiet(lambda: lr.build(design, rank=LR_RANK, priors=priors))
+    return lr.Priors(basis_sd=p.basis_sd, loading_mean_sd=prior_scale * p.loading_mean_sd,
+                     loading_sd=prior_scale * p.loading_sd,
+                     disagreement_sd=prior_scale * p.disagreement_sd,
+                     order_effect_sd=prior_scale * p.order_effect_sd)
 
 
-def _lr_substitutes(model: Any) -> dict[Any, Any]:
-    """The item basis A is a ``Flat`` shifted by a full-rank start, weighted by the Potential
+def _lr(prior_scale: float) -> Any:
+    from bayescal.models import low_rank_judges as lr
+
+    return _quiet(lambda: lr.build(_lr_design(), rank=LR_RANK, priors=_lr_priors(prior_scale),
+                                   start=LR_START))
+
+
+def _lr_substitutes(model: Any, prior_scale: float) -> dict[Any, Any]:
+    """Draws for the two improper free variables, with the prior law of the invariants.
+
+    The item basis A is a ``Flat`` shifted by the pivot's A₀, weighted by the Potential
     N(A; 0, σ_A²) det(AᵀA)^{(N−1)/2}. Both that density and a plain Gaussian depend on A only
     through R in A = Q R (QR, diag R > 0), so under either Q is Haar on the Stiefel manifold,
     independent of R; the identified quantities (μ, V from W = √N H_N Q, then S, γ, b) depend
-    on A only through Q. So the prior predictive draws A ~ N(0, σ_A²) in place of the Flat."""
-    import pymc as pm
+    on A only through Q. So A ~ N(0, σ_A²) replaces the Flat.
 
+    The pivot loadings T_ii = t₀ᵢ ρᵢ (ρ a ``HalfFlat``) have, through the Potential
+    N(T_ii; 0, σ_U²) and the chart's Jacobian T_ii^{r−i}, the density of σ_U χ_{r−i+1} (the
+    Bartlett decomposition of the Gaussian Ũ the chart replaces), so ρᵢ = σ_U χ_{r−i+1} / t₀ᵢ.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from bayescal.basis import zero_sum_basis
     from bayescal.models import low_rank_judges as lr
 
-    free = model["item_basis_free"]
-    start = np.zeros((LR_ITEMS - 1, LR_RANK + 1))
-    start[np.arange(LR_RANK + 1), np.arange(LR_RANK + 1)] = np.sqrt(LR_ITEMS - 1)
-    return {free: pm.Normal.dist(0.0, lr.Priors().basis_sd, shape=start.shape) - start}
+    design = _lr_design()
+    _, t0, W0 = lr._pivot(design.order_cells(True), LR_RANK, True, LR_START)
+    # A₀ as build computes it from the pivot: A = (the Flat) + A₀
+    start_a = np.sqrt((LR_ITEMS - 1) / LR_ITEMS) * zero_sum_basis(LR_ITEMS).T @ W0
+    sd = _lr_priors(prior_scale).disagreement_sd
+    chi = pt.sqrt(pm.ChiSquared.dist(nu=np.arange(LR_RANK, 0, -1).astype(float)))
+    return {model["item_basis_free"]:
+            pm.Normal.dist(0.0, lr.Priors().basis_sd, shape=start_a.shape) - start_a,
+            model["disagreement_scale_free"]: sd * chi / t0}
 
 
 # ---------------------------------------------------------------------------- human calibration
@@ -284,7 +328,10 @@ def _hc(prior_scale: float) -> Any:
 ENTRIES: dict[str, Entry] = {
     "judge_discrimination_btl": Entry(_btl, ("ability", "discrimination")),
     "order_effect_btl": Entry(_order, ("ability", "order_effect")),
-    "score_calibration": Entry(_score, ("cutpoint_first", "cutpoint_log_gap", "log_increment")),
+    # at target_accept 0.9, 6 of 130 right-model fits diverged (4.6 %, at the 5 % rule's edge;
+    # 5 of 50 in one run, 1 of 50 in another); 0.99 gave none of 130 (0.95: 1)
+    "score_calibration": Entry(_score, ("cutpoint_first", "cutpoint_log_gap", "log_increment"),
+                               target_accept=0.99),
     "misclassification": Entry(_mis, ("prevalence", "specificity", "sensitivity")),
     "low_rank_judges": Entry(_lr, ("ability", "order_effect", "consensus", "consensus_loading"),
                              _lr_substitutes),
@@ -311,7 +358,7 @@ def _simulator(entry: Entry, prior_scale: float) -> tuple[Any, list[Any]]:
     (obs,) = model.observed_RVs
     outputs = [model[q] for q in entry.quantities] + [obs]
     if entry.substitutes is not None:
-        outputs = graph_replace(outputs, entry.substitutes(model), strict=True)
+        outputs = graph_replace(outputs, entry.substitutes(model, prior_scale), strict=True)
     rngs = pm.pytensorf.find_rng_nodes(outputs)
     # FAST_COMPILE: one call per prior draw, so compile time matters and run time does not
     return pm.pytensorf.compile([], outputs, random_seed=0, mode="FAST_COMPILE"), rngs
@@ -359,17 +406,43 @@ def prior_draw(cell: dict[str, Any], seed: int) -> pd.DataFrame:
     fitted = compiled.fit.with_data(
         sbc_outcome=np.asarray(outcome, dtype=np.float64),
         sbc_loglik_again=np.asarray(1.0 if mutation == "loglik_x2" else 0.0))
-    trace = nutpie.sample(fitted, draws=POSTERIOR_DRAWS * THIN, tune=TUNE, chains=1,
-                          seed=seed, progress_bar=False, target_accept=TARGET_ACCEPT)
+    # the raw (Arrow) trace: its conversion to a DataTree costs about four times the sampling
+    # of these small models (0.11 s against 0.02 s a fit, measured), and only the draws of the
+    # quantities and the divergences are read
+    raw = nutpie.sample(fitted, draws=POSTERIOR_DRAWS * THIN, tune=TUNE, chains=1, seed=seed,
+                        progress_bar=False, target_accept=entry.target_accept,
+                        return_raw_trace=True)
+    posterior, divergences = _posterior(raw, entry.quantities)
     rows = []
-    divergences = int(np.asarray(trace.sample_stats["diverging"]).sum())
     for name, value in zip(entry.quantities, truth, strict=True):
-        value = np.ravel(value)  # C order, as the posterior's trailing dimensions
-        draws = np.asarray(trace.posterior[name]).reshape(-1, value.size)[::THIN]
+        value = np.ravel(value)  # C order, as the posterior's flattened draws
+        draws = posterior[name].reshape(-1, value.size)[::THIN]
         for index, v in enumerate(value):
             rows.append({"quantity": f"{name}[{index}]", "truth": float(v),
                          "rank": int((draws[:, index] < v).sum()), "divergences": divergences})
     return pd.DataFrame(rows)
+
+
+def _posterior(raw: Any, names: tuple[str, ...]) -> tuple[dict[str, NDArray], int]:
+    """Post-warmup draws (draw, flattened value) of ``names`` and the number of divergent
+    post-warmup transitions, from nutpie's raw trace of one chain (rows flagged ``tuning``
+    are the warmup, as nutpie's own conversion splits them)."""
+    import pyarrow as pa
+
+    (draws,), (stats,) = raw.get_arrow_trace()
+
+    def column(batch: Any, name: str) -> Any:
+        return pa.array(batch.column(name))  # an Arrow column of nutpie's own arrow library
+
+    keep = ~column(stats, "tuning").to_numpy(zero_copy_only=False).astype(bool)
+    diverging = column(stats, "diverging").to_numpy(zero_copy_only=False).astype(bool)
+    out = {}
+    for name in names:
+        values = column(draws, name)
+        flat = values.flatten() if hasattr(values, "flatten") else values  # vector: list cells
+        out[name] = flat.to_numpy(zero_copy_only=False).astype(np.float64).reshape(
+            len(values), -1)[keep]
+    return out, int(diverging[keep].sum())
 
 
 # ---------------------------------------------------------------------------- uniformity
@@ -410,23 +483,37 @@ def uniformity(table: pd.DataFrame, bins: str, alpha: float) -> pd.DataFrame:
 
 
 def verdicts(tests: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """One line per (model, mutation): calibrated or not, failed draws, divergences."""
+    """One line per (model, mutation) of ``table``: calibrated or not, failed draws, divergences.
+
+    A cell any of whose prior draws raised is ``"draws failed"`` whatever its ranks (a check
+    on the draws that happened to succeed is not the check), so a model whose every draw fails
+    is a line of the table, not a missing one.
+    """
     rows = []
-    for (model, mutation), g in tests.groupby(["model", "mutation"], sort=False):
-        cell = table[(table["model"] == model) & (table["mutation"] == mutation)]
+    for (model, mutation), cell in table.groupby(["model", "mutation"], sort=False):
+        g = tests[(tests["model"] == model) & (tests["mutation"] == mutation)]
         per_draw = cell.drop_duplicates("replicate")
+        failed = int((per_draw["error"] != "").sum())
         divergent = int((per_draw["divergences"].fillna(0) > 0).sum())
         # a right model whose fits diverge too often is not shown calibrated, whatever the
         # ranks say (its posterior draws may miss part of the posterior)
         too_divergent = mutation == "none" and divergent > MAX_DIVERGENT_SHARE * len(per_draw)
-        verdict = ("NOT calibrated" if g["rejected"].any() else
+        verdict = ("draws failed" if failed else
+                   "NOT calibrated" if g["rejected"].any() else
                    "divergent" if too_divergent else "calibrated")
         rows.append({"model": model, "mutation": mutation, "prior_draws": len(per_draw),
-                     "failed_draws": int((per_draw["error"] != "").sum()),
-                     "divergent_draws": divergent,
-                     "min_p": float(g["p"].min()), "rejected": int(g["rejected"].sum()),
-                     "quantities": len(g), "verdict": verdict})
+                     "failed_draws": failed, "divergent_draws": divergent,
+                     "min_p": float(g["p"].min()) if len(g) else np.nan,
+                     "rejected": int(g["rejected"].sum()), "quantities": len(g),
+                     "verdict": verdict})
     return pd.DataFrame(rows)
+
+
+def failures(summary: pd.DataFrame) -> pd.DataFrame:
+    """The lines of :func:`verdicts` that fail the check: a right model not "calibrated", a
+    mutation not "NOT calibrated" (a failed or divergent mutated cell is not a mutation caught)."""
+    expected = np.where(summary["mutation"] == "none", "calibrated", "NOT calibrated")
+    return summary[summary["verdict"] != expected]
 
 
 def run(models: list[str], mutations: list[str], draws: int, workers: int,
@@ -462,8 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"mutations {list(MUTATIONS)}")
     print(f"SBC: models {models}, mutations {mutations}, {draws} prior draws, L = "
           f"{POSTERIOR_DRAWS} posterior draws (nutpie, 1 chain, thin {THIN}, target_accept "
-          f"{TARGET_ACCEPT}), {bins} bins, α = {args.alpha} per cell (Bonferroni over "
-          f"quantities); a right model fails with divergences in more than "
+          f"{TARGET_ACCEPT} unless the entry sets it), {bins} bins, α = {args.alpha} per cell "
+          f"(Bonferroni over quantities); a right model fails with divergences in more than "
           f"{MAX_DIVERGENT_SHARE:.0%} of its prior draws")
     sys.stdout.flush()
     table = run(models, mutations, draws, args.jobs, args.scheduler, args.parts)
@@ -479,8 +566,10 @@ def main(argv: list[str] | None = None) -> int:
     summary = verdicts(tests, table)
     print("\nVerdicts:")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    for r in table[table["error"] != ""].drop_duplicates(["model", "mutation"]).itertuples():
+        print(f"{r.model} with mutation {r.mutation!r}, first failed draw: {r.error}")
     if args.check:
-        wrong = summary[(summary["mutation"] == "none") == (summary["verdict"] != "calibrated")]
+        wrong = failures(summary)
         for r in wrong.itertuples():
             print(f"CHECK FAILED: {r.model} with mutation {r.mutation!r}: {r.verdict}")
         return 1 if len(wrong) else 0
