@@ -97,7 +97,7 @@ _MAX_ITER = 500
 _GRAD_TOL = 1e-12  # on the per-verdict average log-likelihood
 _STALL_GRAD_TOL = 1e-8  # accepted when rounding stops progress (|θ error| ≲ 1e-7)
 _RUNAWAY = 50.0
-_START_CLIP = 5.0  # |log γ| of the Newton start: a judge with few verdicts can overshoot
+_START_CLIP = 5.0  # |log γ| beyond which the scored Newton start is not trusted
 
 
 class PriorsLike(Protocol):
@@ -778,8 +778,13 @@ def _plain_start(
         with np.errstate(divide="ignore", invalid="ignore"):
             # a judge without information keeps its γ (the checks before the fit name it)
             alpha = alpha + np.where(info_k > 0, grad / info_k, 0.0)
-        alpha = np.clip(alpha - alpha.mean(), -_START_CLIP, _START_CLIP)
         alpha -= alpha.mean()
+        if np.max(np.abs(alpha)) >= _START_CLIP or not np.all(np.isfinite(alpha)):
+            # a judge's scoring step ran far (few or degenerate verdicts): such a start can
+            # lead Newton to a different degenerate point than γ ≡ 1, where the fit's
+            # singularity check names the problem; keep γ ≡ 1
+            alpha = np.zeros(c.n_judges)
+            break
     # (s, α) sum to zero, so (s, α, β) lies in the chart's column space: its coordinates are
     # Jᵀ(s, α, β) (J has orthonormal columns)
     return jac.T @ np.concatenate([s, alpha, beta.ravel()])
