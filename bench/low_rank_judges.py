@@ -25,7 +25,7 @@ truth generator of DIAL's Section 6.1 at N = 20, K = 21) and measures, for each 
   mode). ``--start mle`` pivots the PyMC chart on the twin's MLE instead of the ridge start.
 
 Targets: MLE ≤ 0.25 s (the authors' implementation: 0.19 s for r = 1, 0.25 s for
-r = 2); NUTS ≤ 180 s including compilation with R-hat ≤ 1.01 on the invariants. Issue 17: NUTS at
+r = 2); NUTS ≤ 180 s including compilation with R-hat ≤ 1.01 on the invariants. Also: NUTS at
 r = 2 within 2x the wall time of r = 1 on the same data (the median ratio over the alternated
 pairs, printed for wall, CPU and sampling time), and a smallest bulk ESS of S, b, μ, γ ≥ 400.
 
