@@ -120,6 +120,24 @@ def test_render_reads_the_folder_not_memory(run_dir):
     assert render(run_dir) == render(load_run(run_dir))
 
 
+def test_diagnostics_verdict_sits_under_its_own_heading(run_dir, monkeypatch):
+    """Catches the sampler verdict ("every check passed" / "some checks failed") printed above
+    the Diagnostics heading, where it reads as the verdict of the judges table before it (seen
+    on a NUTS report); in both the HTML page and the Markdown."""
+    import bayescal.report as report
+
+    frame = pd.DataFrame({"parameter": ["ability", "sampler"], "check": ["r_hat_max", "divergences"],
+                          "value": [1.2, 3.0], "threshold": [1.01, 0.0], "ok": [False, True]})
+    shown = report._table(frame, "Diagnostics", "sampler checks", flag="ok")
+    monkeypatch.setattr(report, "_diagnostics", lambda run: (shown, False))
+    page, text = render(run_dir)
+    heading = page.index("<h2>Diagnostics</h2>")
+    verdict = page.index("some checks failed")
+    assert heading < verdict < page.index("<table>", heading)
+    assert page.index("<h2>Judges</h2>") < heading
+    assert text.index("Diagnostics") < text.index("Some checks failed")
+
+
 # ---------------------------------------------------------------- in a real browser
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
