@@ -395,3 +395,24 @@ def test_standard_errors_match_replicate_spread():
     chart): R = 400 replicates, so the 99.9 % χ² band on SD/SE is about ±12 % and an SE 20 %
     too large or too small leaves it."""
     _spread_check(400, 600, 30_000)
+
+
+def test_command_line_ties_reach_the_twin(tmp_path, capsys):
+    """Catches ``--ties davidson`` on ``fit order-effect-btl`` not reaching the twin (the
+    half-win fit run instead, no ``tie`` rows) or a cluster kind accepted there."""
+    from bayescal.cli import main
+    from bayescal.runs import load_run
+
+    frame = _frame(300, 15)
+    csv = tmp_path / "verdicts.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "run"
+    assert main(["fit", "order-effect-btl", str(csv), "--ties", "davidson", "--method", "mle",
+                 "--out", str(out)]) == 0
+    run = load_run(out)
+    assert run.meta["options"] == {"ties": "davidson"}
+    want = twin.fit(Comparisons.from_frame(frame), ties="davidson").summary()
+    pd.testing.assert_series_equal(run.summary["upper"], want["upper"], check_names=False)
+    assert main(["fit", "order-effect-btl", str(csv), "--ties", "davidson", "--method", "mle",
+                 "--information", "cluster", "--cluster", "judge_pair"]) == 2
+    assert "no cluster-robust covariance" in capsys.readouterr().err
