@@ -618,9 +618,10 @@ def fit(
         likelihood, so ``"auto"`` resolves to ``expected`` (the trinomial's Fisher
         information); ``observed`` and ``sandwich`` are offered; ``cluster`` is refused (the
         cluster records carry wins and counts, not each record's ties). ``penalty`` may carry
-        ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (ValueError) when the data
-        hold no tie or a judge never tied (its ν has its MLE at 0), and (DataError) with
-        comparison features.
+        ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (IdentificationError) when the
+        data hold no tie or a judge never or only tied (its ν has its MLE at 0 or infinity:
+        :func:`bayescal.identify.require_tie_parameters`), and (DataError) with comparison
+        features.
 
     Returns
     -------

@@ -154,8 +154,9 @@ def build(
         ``"half"`` (the paper's): a tie is half a win each way, a quasi-likelihood when the
         data hold ties. ``"davidson"``: Davidson's (1970) trinomial model with a tie parameter
         ν_k per judge (``log_tie``, ``tie``), observed ``outcome`` over (``cell``,
-        ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties (ν is not
-        identified: its MLE is 0).
+        ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties, or with a
+        judge who never or only tied (that ν is not identified:
+        :func:`bayescal.identify.require_tie_parameters`).
 
     Returns
     -------
