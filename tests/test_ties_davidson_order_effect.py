@@ -125,7 +125,8 @@ def _fd_hessian(f, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
     for a in range(m):
         for c in range(a, m):
             out[a, c] = out[c, a] = (f(x + eye[a] + eye[c]) - f(x + eye[a] - eye[c])
-                                     - f(x - eye[a] + eye[c]) + f(x - eye[a] - eye[c])) / (4 * h * h)
+                                     - f(x - eye[a] + eye[c])
+                                     + f(x - eye[a] - eye[c])) / (4 * h * h)
     return out
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
