@@ -417,3 +417,30 @@ def test_command_line_ties_reach_the_twin(tmp_path, capsys):
     assert main(["fit", "order-effect-btl", str(csv), "--ties", "davidson", "--method", "mle",
                  "--information", "cluster", "--cluster", "judge_pair"]) == 2
     assert "no cluster-robust covariance" in capsys.readouterr().err
+
+
+def test_features_with_ties_fit_is_the_optimum_with_its_information():
+    """Catches the feature columns dropped from (or mis-placed in) the Davidson design of the
+    twin: with a comparison feature the MLE must be a zero of the public loglik's gradient and
+    the feature effect's SE the inverse finite-difference Hessian's."""
+    data = _data(600, 16, feature=True)
+    est = twin.fit(data, ties="davidson")
+    beta = est.params["feature_effect"].values
+
+    def f(v):
+        t = v.reshape(2, 6)
+        return twin.loglik({"ability": t[:, :3] @ C.T, "order_effect": t[:, 3],
+                            "feature_effect": t[:, 4:5], "tie": np.exp(t[:, 5])}, data,
+                           ties="davidson")
+
+    s = est.params["ability"].values
+    theta = np.column_stack([s @ C, est.params["order_effect"].values, beta[:, 0],
+                             np.log(est.params["tie"].values)]).ravel()
+    h = 1e-6
+    grad = np.array([(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in np.eye(12)])
+    np.testing.assert_allclose(grad, 0.0, atol=1e-5)
+    cov = np.linalg.inv(-_fd_hessian(f, theta))
+    for k, judge in enumerate(JUDGES):
+        row = est.terms.index(f"feature_effect[{judge}, length]")
+        se = np.sqrt(est.cov[row, row])
+        assert se == pytest.approx(np.sqrt(cov[6 * k + 4, 6 * k + 4]), rel=1e-4)
