@@ -58,26 +58,27 @@ def _data(n: int, seed: int, feature: bool = False) -> Comparisons:
 
 
 def _verdict_logp(s_i, s_j, order, b, nu, y, x=0.0, beta=0.0):
-    """One verdict's log-probability from Davidson's formula with π_i = exp(s_i + (a b + βx)/2),
-    π_j = exp(s_j - (a b + βx)/2), through scipy's multinomial."""
-    shift = (order * b + beta * x) / 2
+    """Verdicts' log-probabilities from Davidson's formula with π_i = exp(s_i + (a b + βx)/2),
+    π_j = exp(s_j - (a b + βx)/2), through scipy's multinomial (elementwise over arrays)."""
+    shift = (np.asarray(order) * b + beta * x) / 2
     pi_i, pi_j = np.exp(s_i + shift), np.exp(s_j - shift)
     tie = nu * np.sqrt(pi_i * pi_j)
-    p = np.array([pi_i, tie, pi_j]) / (pi_i + pi_j + tie)
-    return multinomial.logpmf({1.0: [1, 0, 0], 0.5: [0, 1, 0], 0.0: [0, 0, 1]}[y], 1, p)
+    p = np.stack(np.broadcast_arrays(pi_i, tie, pi_j), axis=-1)
+    p = p / p.sum(axis=-1, keepdims=True)
+    # outcome 1 -> win of item_a, 0.5 -> tie, 0 -> loss
+    one_hot = (np.asarray(y)[..., None] == np.array([1.0, 0.5, 0.0])).astype(int)
+    return multinomial.logpmf(one_hot, 1, p)
 
 
 def _direct(frame: pd.DataFrame, s, b, nu, beta=None) -> float:
     """Σ over raw verdicts of :func:`_verdict_logp` (no cells, no twin code)."""
-    item = {x: a for a, x in enumerate(ITEMS)}
-    judge = {x: a for a, x in enumerate(JUDGES)}
-    total = 0.0
-    for row in frame.itertuples():
-        kk, ii, jj = judge[row.judge], item[row.item_a], item[row.item_b]
-        x = (row.len_a - row.len_b) if beta is not None else 0.0
-        total += _verdict_logp(s[kk, ii], s[kk, jj], row.order, b[kk], nu[kk], row.outcome,
-                               x, 0.0 if beta is None else beta[kk])
-    return total
+    kk = (frame.judge.to_numpy() == "j2").astype(int)
+    ii = np.searchsorted(ITEMS, frame.item_a.to_numpy())
+    jj = np.searchsorted(ITEMS, frame.item_b.to_numpy())
+    x = (frame.len_a - frame.len_b).to_numpy() if beta is not None else 0.0
+    return float(np.sum(_verdict_logp(s[kk, ii], s[kk, jj], frame.order.to_numpy(), b[kk],
+                                      nu[kk], frame.outcome.to_numpy(), x,
+                                      0.0 if beta is None else beta[kk])))
 
 
 def _random_point(rng):
