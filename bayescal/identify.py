@@ -39,6 +39,7 @@ __all__ = [
     "require_order",
     "require_features_identified",
     "require_order_effect_mle",
+    "require_tie_parameters",
     "warn_if_order_unidentified",
     "warn_if_unidentified",
 ]
@@ -314,6 +315,45 @@ def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
             out[label] = (f"gave {what} ({winner!r} over {loser!r}), so the likelihood is "
                           "monotone in its discrimination and runs to 0 or to infinity")
     return out
+
+
+def require_tie_parameters(data: Comparisons) -> None:
+    r"""Raise unless every judge's Davidson (1970) tie parameter :math:`\nu_k` has a finite,
+    positive MLE.
+
+    In Davidson's trinomial model judge k's ties enter only through :math:`\nu_k`, whose score
+    is :math:`t_k - \sum_c n_c p_{t,c}`: with no tie it is negative at every :math:`\nu_k`, so
+    the MLE is the boundary 0 (a flat-prior MAP runs to :math:`\log\nu_k = -\infty`); with
+    only ties it is positive, and :math:`\nu_k \to \infty`. A proper prior would alone set
+    such a :math:`\nu_k`, so the PyMC models refuse too. Used by every model and twin with
+    ``ties="davidson"``.
+
+    Raises
+    ------
+    DataError
+        Soft outcomes or fractional counts (:meth:`~bayescal.data.Comparisons.outcome_counts`).
+    IdentificationError
+        The data hold no tie, or some judge never tied, or some judge only tied (named).
+    """
+    wins, ties, losses = data.outcome_counts()
+    tied = np.bincount(data.judge, ties, data.n_judges)
+    if not tied.any():
+        raise IdentificationError(
+            "ties='davidson' needs tied verdicts: these data hold none, so the tie parameter ν "
+            "is not identified (its MLE is 0). Use ties='half', which is the Bernoulli "
+            "likelihood exactly on tie-free data.")
+    decided = np.bincount(data.judge, wins + losses, data.n_judges)
+    never = [str(data.judges[k]) for k in np.flatnonzero(tied == 0)]
+    only = [str(data.judges[k]) for k in np.flatnonzero((tied > 0) & (decided == 0))]
+    problems = []
+    if never:
+        problems.append(f"judge(s) {never} gave no tie (their ν has its MLE at 0)")
+    if only:
+        problems.append(f"judge(s) {only} gave only ties (their ν has its MLE at infinity)")
+    if problems:
+        raise IdentificationError(
+            "ties='davidson': " + "; ".join(problems) + ", so their tie parameter ν is not "
+            "identified. Fit the other judges (Comparisons.subset), or use ties='half'.")
 
 
 # ---------------------------------------------------------------------- order effects (DIAL)

@@ -367,6 +367,9 @@ def _simulate_score_calibration(*, random_seed: int, n_anchors: int = 300,
 
 
 _BTL_KINDS = ("expected", "observed", "sandwich", "cluster")
+_TIES = Option("ties", str, "half", "tie model of the PyMC model and of the twin (half: half a "
+               "win each way; davidson: Davidson 1970, a tie parameter per judge)",
+               ("build", "fit", "loglik"), ("half", "davidson"))
 _PAIR_KEYS = ("judge_pair", "pair")
 _DIAL = Paper("the DIAL authors", 2026, "Position-Debiased LLM Judges with Adaptive Human "
               "Preference Calibration", code="JinHongDu-Lab/DIAL")
@@ -390,9 +393,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
             Option("scale", str, "log", "scale of the discriminations' Wald interval (log: "
                    "positive; natural: the paper's)", ("fit",), ("log", "natural"),
                    cli="discrimination-scale"),
-            Option("ties", str, "half", "tie model of the PyMC model and of the twin "
-                   "(half: half a win each way; davidson: Davidson 1970, a tie parameter per "
-                   "judge)", ("build", "fit", "loglik"), ("half", "davidson")),
+            _TIES,
         ),
         simulation=Simulation(_simulate_judge_discrimination,
                               MappingProxyType({"default": {}, "frame": {"as_frame": True}})),
@@ -415,7 +416,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         identified=("ability", "order_effect"),
         information=_BTL_KINDS,
         cluster_keys=_PAIR_KEYS,
-        options=(),
+        options=(_TIES,),
         simulation=Simulation(_simulate_order_effect,
                               MappingProxyType({"default": {}, "overdispersed": {"pair_sd": 0.5}})),
         # a logit link linear in (s, b): the Hessian does not involve the outcomes

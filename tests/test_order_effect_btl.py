@@ -723,7 +723,7 @@ def test_llmbar_loader():
 # ---------------------------------------------------------------- one shape (issue 14)
 def test_signatures_priors_and_coordinates(data):
     """``build(data, *, priors=None)``, ``fit(data, *, ...)`` with information="auto",
-    ``loglik(params, data)``; Priors validated with the shared check, ``Priors.flat()``; the
+    ``loglik(params, data, *, ties)``; Priors validated with the shared check, ``Priors.flat()``; the
     observed variable is ``outcome`` over ``cell`` labelled by ``Comparisons.cell_labels``.
     Before: priors positional, no validation (a negative sd reached PyMC), cells numbered."""
     import inspect
@@ -735,12 +735,12 @@ def test_signatures_priors_and_coordinates(data):
     assert all(p.kind is kw for name, p in fit.items() if name != "data")
     assert (fit["information"].default, fit["cluster"].default,
             fit["correction"].default) == ("auto", None, None)
-    assert list(inspect.signature(oef.loglik).parameters) == ["params", "data"]
+    assert list(inspect.signature(oef.loglik).parameters) == ["params", "data", "ties"]
     with pytest.raises(TypeError):
         oe.build(data, oe.Priors())  # type: ignore[misc]
-    assert oe.Priors.flat() == oe.Priors(ability_sd=None, order_effect_sd=None,
+    assert oe.Priors.flat() == oe.Priors(ability_sd=None, order_effect_sd=None, tie_sd=None,
                                          feature_effect_sd=None)
-    for field in ("ability_sd", "order_effect_sd", "feature_effect_sd"):
+    for field in ("ability_sd", "order_effect_sd", "tie_sd", "feature_effect_sd"):
         for bad in (0.0, -1.0, float("nan"), float("inf"), "2", True):
             with pytest.raises(ValueError, match=f"{field} must be a finite positive number"):
                 oe.Priors(**{field: bad})

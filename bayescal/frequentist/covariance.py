@@ -65,6 +65,7 @@ __all__ = [
     "Request",
     "check_cluster_counts",
     "cluster_meat",
+    "davidson_request",
     "request",
     "sandwich",
     "weighted_gram",
@@ -73,6 +74,7 @@ __all__ = [
 Information = Literal["auto", "expected", "observed", "sandwich", "cluster"]
 Correction = Literal["CR1", "CR0"]
 KINDS: tuple[str, ...] = ("expected", "observed", "sandwich", "cluster")
+DAVIDSON_KINDS: tuple[str, ...] = ("expected", "observed", "sandwich")
 CORRECTIONS: tuple[str, ...] = ("CR1", "CR0")
 
 # Cameron & Miller (2015) put the point below which CR1 standard errors are noticeably biased
@@ -209,6 +211,46 @@ def request(
         raise ValueError(f"unknown cluster key {key!r} for {model}: the data carry {own}"
                          + (f"; built-in keys are {list(builtin)}" if builtin else ""))
     return Request(kind, key, correction or "CR1", reason)
+
+
+def davidson_request(
+    information: str = "auto",
+    *,
+    cluster: str | None = None,
+    correction: str | None = None,
+    data_key: str | None = None,
+    model: str = "this model",
+) -> Request:
+    """:func:`request` for a pairwise twin fitted with Davidson's (1970) tie model.
+
+    The trinomial likelihood is a full likelihood of the verdicts, so ``"auto"`` resolves to
+    ``expected`` (ties or not); ``observed`` and ``sandwich`` are offered. A cluster kind is
+    refused before fitting, whether asked for or implied by the data's key: the cluster
+    records hold each record's wins and count, not its ties, which the trinomial score needs.
+
+    Raises
+    ------
+    ValueError
+        ``information="cluster"``, ``cluster=``, or ``"auto"`` on data with a key of their own;
+        and everything :func:`request` refuses.
+    """
+    if information == "cluster" or cluster is not None or (
+            information == "auto" and data_key is not None):
+        why = (f"the data carry the cluster key {data_key!r}"
+               if cluster is None and information == "auto"
+               else "a cluster covariance was asked for")
+        raise ValueError(
+            f"ties='davidson' has no cluster-robust covariance ({why}): the cluster records "
+            "hold each record's wins and count but not its ties, which the trinomial score "
+            "needs. Pass information='sandwich' (verdicts independent) or 'expected', or fit "
+            "ties='half' with information='cluster'.")
+    resolved = request(information, correction=correction, supported=DAVIDSON_KINDS,
+                       model=f"{model} (ties='davidson')")
+    if information == "auto":
+        # a full likelihood of the verdicts: its Fisher information is valid without the sandwich
+        resolved = Request(resolved.kind, reason="ties='davidson' is the full trinomial "
+                           "likelihood of the verdicts, so its expected information is valid")
+    return resolved
 
 
 def check_cluster_counts(groups: Iterable[tuple[str, int, int]], *, key: str) -> None:

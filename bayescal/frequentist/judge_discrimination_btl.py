@@ -82,6 +82,7 @@ from bayescal.identify import (
     discrimination_not_identified,
     require_features_identified,
     require_mle,
+    require_tie_parameters,
 )
 from bayescal.priors import check_prior_sd
 from bayescal.schema import term_labels
@@ -617,9 +618,10 @@ def fit(
         likelihood, so ``"auto"`` resolves to ``expected`` (the trinomial's Fisher
         information); ``observed`` and ``sandwich`` are offered; ``cluster`` is refused (the
         cluster records carry wins and counts, not each record's ties). ``penalty`` may carry
-        ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (ValueError) when the data
-        hold no tie or a judge never tied (its ν has its MLE at 0), and (DataError) with
-        comparison features.
+        ``tie_sd`` (a Normal(0, tie_sd) prior on log ν). Refused (IdentificationError) when the
+        data hold no tie or a judge never or only tied (its ν has its MLE at 0 or infinity:
+        :func:`bayescal.identify.require_tie_parameters`), and (DataError) with comparison
+        features.
 
     Returns
     -------
@@ -657,7 +659,9 @@ def fit(
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     if ties == "davidson":
         _refuse_davidson_features(data)
-        request = _davidson_request(data, information, cluster, correction)
+        request = covariance.davidson_request(information, cluster=cluster,
+                                              correction=correction, data_key=data.cluster_key,
+                                              model="judge_discrimination_btl")
     else:
         request = covariance.request(
             information, cluster=cluster, correction=correction, supported=covariance.KINDS,
@@ -675,6 +679,7 @@ def fit(
     # it (display order is not in this model, so only the item contrasts can absorb a feature)
     require_features_identified(data, order=False)
     if ties == "davidson":
+        require_tie_parameters(data)
         if penalty is None or penalty.ability_sd is None:
             require_mle(data)
         if weighted:
@@ -888,9 +893,6 @@ def _refuse_davidson_features(data: Comparisons) -> None:
 # [0, 1], [-½, 0]]; so the per-verdict information in (η, λ) is Bᵀ(diag p - p pᵀ)B and does not
 # depend on the outcomes (the observed information differs from it only through ∂²η/∂θ²).
 
-_DAVIDSON_KINDS = ("expected", "observed", "sandwich")
-
-
 @dataclass(frozen=True)
 class _Trinomial:
     cells: _Cells
@@ -1007,43 +1009,6 @@ def _davidson_chart(d: _Trinomial) -> NDArray[np.float64]:
     return jac
 
 
-def _davidson_require(data: Comparisons, d: _Trinomial) -> None:
-    """Refuse data on which some ν_k has its MLE at the boundary 0 (a judge that never tied)."""
-    tied = np.bincount(d.cells.k, d.ties, d.cells.n_judges)
-    if not tied.any():
-        raise ValueError("ties='davidson' needs tied verdicts: these data hold none, so the tie "
-                         "parameter ν is not identified (its MLE is 0). Use ties='half', which "
-                         "is the Bernoulli likelihood exactly on tie-free data.")
-    never = [str(data.judges[k]) for k in np.flatnonzero(tied == 0)]
-    if never:
-        raise ValueError(f"ties='davidson': judge(s) {never} gave no tie, so their tie parameter "
-                         "ν is not identified (its MLE is 0). Fit the judges that tie "
-                         "(Comparisons.subset), or use ties='half'.")
-
-
-def _davidson_request(
-    data: Comparisons, information: Information, cluster: str | None, correction: str | None
-) -> Request:
-    """The covariance request of the Davidson fit, refused before fitting for a cluster kind."""
-    if information == "cluster" or cluster is not None or (
-            information == "auto" and data.cluster_key is not None):
-        why = ("the data carry the cluster key " f"{data.cluster_key!r}" if cluster is None
-               and information == "auto" else "a cluster covariance was asked for")
-        raise ValueError(
-            f"ties='davidson' has no cluster-robust covariance ({why}): the cluster records "
-            "hold each record's wins and count but not its ties, which the trinomial score "
-            "needs. Pass information='sandwich' (verdicts independent) or 'expected', or fit "
-            "ties='half' with information='cluster'.")
-    request = covariance.request(information, correction=correction,
-                                 supported=_DAVIDSON_KINDS, model="judge_discrimination_btl "
-                                 "(ties='davidson')")
-    if information == "auto":
-        # a full likelihood of the verdicts: its Fisher information is valid without the sandwich
-        request = replace(request, reason="ties='davidson' is the full trinomial likelihood of "
-                          "the verdicts, so its expected information is valid")
-    return request
-
-
 def _fit_davidson(
     data: Comparisons, *, weighted: bool, request: Request, penalty: PriorsLike | None,
     scale: Scale,
@@ -1052,7 +1017,6 @@ def _fit_davidson(
     from scipy.optimize import minimize
 
     d = _trinomial(data, weighted)
-    _davidson_require(data, d)
     c = d.cells
     prec = np.zeros(d.size)
     if penalty is not None:

@@ -35,6 +35,15 @@ Covariance (``information=``, :mod:`bayescal.frequentist.covariance`):
 Before fitting, :func:`bayescal.identify.require_order_effect_mle` checks display order is
 recorded, each judge's design has rank N (DIAL Prop. 1) and no judge's MLE is infinite.
 
+``fit(..., ties="davidson")`` fits Davidson's (1970, JASA 65) trinomial tie model instead: a
+tie parameter :math:`\nu_k` per judge, :math:`P(\text{win}, \text{tie}, \text{loss})
+\propto (e^{\eta/2}, \nu_k, e^{-\eta/2})` with the order effect (and the feature term)
+inside :math:`\eta`. Its logits are linear in :math:`(\theta_k, \log\nu_k)`, so each judge's
+log-likelihood is concave and its observed information equals the expected one; Newton's
+method per judge as above. A full likelihood: ``"auto"`` resolves to ``expected``;
+``observed`` and ``sandwich`` are offered, ``cluster`` refused
+(:func:`~bayescal.frequentist.covariance.davidson_request`).
+
 See ``models/order_effect_btl.md``.
 """
 
@@ -49,7 +58,7 @@ import pandas as pd
 import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit, log_expit, ndtr
+from scipy.special import expit, log_expit, ndtr, softmax
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
@@ -67,7 +76,9 @@ from bayescal.identify import (
     require_features_identified,
     require_order,
     require_order_effect_mle,
+    require_tie_parameters,
 )
+from bayescal.priors import check_prior_sd
 from bayescal.schema import resolve_prob, term_labels, wald_interval
 
 __all__ = [
@@ -119,28 +130,51 @@ def _eta(s: NDArray[np.float64], b: NDArray[np.float64], beta: NDArray[np.float6
     return eta
 
 
-def loglik(params: Mapping[str, ArrayLike], data: Comparisons) -> float:
+def _check_ties(ties: str) -> None:
+    if ties not in ("half", "davidson"):
+        raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
+
+
+def loglik(params: Mapping[str, ArrayLike], data: Comparisons, *, ties: str = "half") -> float:
     r"""Log-likelihood (kernel) of model (1) at ``params``.
 
     Parameters
     ----------
     params : mapping
         ``ability`` (judges x items, :math:`S`) and ``order_effect`` (judges, :math:`b`);
-        with comparison features also ``feature_effect`` (judges x features, :math:`\beta`).
+        with comparison features also ``feature_effect`` (judges x features, :math:`\beta`);
+        with ``ties="davidson"`` also ``tie`` (judges, :math:`\nu`, positive).
     data : Comparisons
         With display order recorded.
+    ties : {"half", "davidson"}
+        ``"half"``: a tie is half a win each way. ``"davidson"``: Davidson's (1970) trinomial
+        log-likelihood :math:`\sum_c [(w_c - l_c)\eta_c/2 + t_c\log\nu_k - n_c\log(e^{\eta_c/2}
+        + e^{-\eta_c/2} + \nu_k)]` over the wins, ties and losses of item i.
 
     Returns
     -------
     float
         :math:`\sum_c [y_c\log\sigma(\eta_c) + (n_c - y_c)\log\sigma(-\eta_c)]` with
         :math:`\eta_c = s_{ki} - s_{kj} + a_c b_k + \beta_k^\top x_c`: the sum of per-verdict
-        Bernoulli log-likelihoods (a tie is y = 1/2), equal on cells and on raw rows.
+        Bernoulli log-likelihoods (a tie is y = 1/2), equal on cells and on raw rows (or the
+        Davidson sum above, also per verdict, no multinomial coefficient).
     """
+    _check_ties(ties)
     require_order(data)
     s, b, beta = _require_params(params, data)
     eta = _eta(s, b, beta, data)
-    return float(np.sum(data.wins * log_expit(eta) + (data.count - data.wins) * log_expit(-eta)))
+    if ties == "half":
+        return float(np.sum(data.wins * log_expit(eta)
+                            + (data.count - data.wins) * log_expit(-eta)))
+    nu = np.asarray(params["tie"], dtype=np.float64)
+    if nu.shape != (data.n_judges,) or not np.all(nu > 0):
+        raise ValueError(f"tie must be {data.n_judges} positive values (one per judge); "
+                         f"got {nu!r}")
+    wins, tied, losses = data.outcome_counts()
+    log_nu = np.log(nu)[data.judge]
+    log_d = np.logaddexp(np.logaddexp(eta / 2, -eta / 2), log_nu)
+    return float(np.sum((wins - losses) * eta / 2 + tied * log_nu
+                        - (wins + tied + losses) * log_d))
 
 
 def gradient(params: Mapping[str, ArrayLike], data: Comparisons) -> dict[str, NDArray[np.float64]]:
@@ -211,6 +245,87 @@ def _newton(
     return theta, _MAX_ITER, False
 
 
+def _newton_davidson(
+    x: NDArray[np.float64], counts: NDArray[np.float64], prec: NDArray[np.float64],
+    lam0: float,
+) -> tuple[NDArray[np.float64], int, bool, tuple[NDArray[np.float64], ...]]:
+    """Maximise one judge's (penalised) Davidson log-likelihood by Newton steps.
+
+    The parameters are (θ, λ), λ = log ν last; the cell's logits (η/2, λ, -η/2) with η = xθ
+    are linear in them, so the objective is concave and its Hessian does not involve the
+    outcomes. ``counts`` holds (wins, ties, losses) per cell in its rows. Returns the
+    estimate, the iterations, convergence and the cell probabilities (p_w, p_t, p_l).
+    """
+    wins, ties, losses = counts
+    n = wins + ties + losses
+    dim = x.shape[1] + 1
+    theta = np.zeros(dim)
+    theta[-1] = lam0
+    scale = 1.0 / n.sum()
+
+    def probs(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        eta = x @ t[:-1]
+        logits = np.stack([eta / 2, np.full_like(eta, t[-1]), -eta / 2], axis=1)
+        return eta, logits
+
+    def objective(t: NDArray[np.float64]) -> float:
+        eta, logits = probs(t)
+        log_d = np.logaddexp.reduce(logits, axis=1)
+        ll = np.sum((wins - losses) * eta / 2 + ties * t[-1] - n * log_d)
+        return float(ll - 0.5 * np.sum(prec * t**2)) * scale
+
+    value = objective(theta)
+    it = 0
+    for it in range(1, _MAX_ITER + 1):
+        p_w, p_t, p_l = softmax(probs(theta)[1], axis=1).T
+        diff = p_w - p_l
+        r_eta = (wins - losses) / 2 - n * diff / 2
+        grad = np.append(x.T @ r_eta, np.sum(ties - n * p_t)) - prec * theta
+        if np.max(np.abs(grad * scale)) < _GRAD_TOL:
+            return theta, it, True, (p_w, p_t, p_l)
+        hess = _davidson_information(x, n, (p_w, p_t, p_l)) + np.diag(prec)
+        step = np.linalg.solve(hess, grad)
+        for _ in range(60):
+            new = objective(theta + step)
+            if new >= value - 1e-15:
+                break
+            step = step / 2
+        theta, value = theta + step, new
+        if np.max(np.abs(theta)) > _RUNAWAY:
+            break
+    return theta, it, False, tuple(softmax(probs(theta)[1], axis=1).T)
+
+
+def _davidson_information(
+    x: NDArray[np.float64], n: NDArray[np.float64], p: tuple[NDArray[np.float64], ...]
+) -> NDArray[np.float64]:
+    """Σ_c n_c J_cᵀ Bᵀ(diag p_c - p_c p_cᵀ)B J_c in (θ, λ): J_c = blockdiag(x_c, 1),
+    B = [[½, 0], [0, 1], [-½, 0]] (one judge's expected = observed information)."""
+    p_w, p_t, p_l = p
+    diff = p_w - p_l
+    a = n * (p_w + p_l - diff**2) / 4
+    b = -n * p_t * diff / 2
+    dim = x.shape[1] + 1
+    out = np.zeros((dim, dim))
+    out[:-1, :-1] = (x * a[:, None]).T @ x
+    out[:-1, -1] = out[-1, :-1] = x.T @ b
+    out[-1, -1] = np.sum(n * p_t * (1 - p_t))
+    return out
+
+
+def _davidson_scores(
+    x: NDArray[np.float64], counts: NDArray[np.float64], p: tuple[NDArray[np.float64], ...]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """One score row per (cell, outcome) in (θ, λ), outcome o's B ᵀ(e_o - p) carried by J_c,
+    and its weight, the cell's count of that outcome: the sandwich meat is their weighted Gram."""
+    p_w, p_t, p_l = p
+    diff = p_w - p_l
+    u_eta = ((1 - diff) / 2, -diff / 2, -(1 + diff) / 2)  # win, tie, loss
+    u_lam = (-p_t, 1 - p_t, -p_t)
+    rows = [np.column_stack([x * ue[:, None], ul]) for ue, ul in zip(u_eta, u_lam, strict=True)]
+    return np.concatenate(rows), np.concatenate(list(counts))
+
+
 def fit(
     data: Comparisons,
     *,
@@ -218,6 +333,7 @@ def fit(
     cluster: str | None = None,
     correction: str | None = None,
     penalty: PriorsLike | None = None,
+    ties: str = "half",
 ) -> Estimate:
     """Per-judge maximum likelihood of DIAL's order-effect BTL (model (1)) with Wald covariance.
 
@@ -241,14 +357,24 @@ def fit(
     penalty : Priors, optional
         Add the Gaussian log prior of :class:`bayescal.models.order_effect_btl.Priors`
         (sum-zero normal on each judge's scores, normal on b_k); the optimum is then the MAP of
-        :func:`bayescal.models.order_effect_btl.build`. ``None`` gives the MLE.
+        :func:`bayescal.models.order_effect_btl.build`. ``None`` gives the MLE. With
+        ``ties="davidson"`` its ``tie_sd`` adds a Normal(0, tie_sd) prior on each log ν_k.
+    ties : {"half", "davidson"}
+        ``"half"`` (DIAL's): a tie is half a win each way, a quasi-likelihood with ties.
+        ``"davidson"``: Davidson's (1970) trinomial likelihood with a tie parameter ν_k per
+        judge (``tie`` in the estimate, interval on the log scale). A full likelihood, so
+        ``"auto"`` resolves to ``expected`` (equal to ``observed`` here); ``sandwich`` is
+        offered; ``cluster`` is refused (the cluster records carry wins and counts, not each
+        record's ties). Refused when the data hold no tie, or a judge never or only tied
+        (:func:`bayescal.identify.require_tie_parameters`).
 
     Returns
     -------
     Estimate
         ``ability`` (judge x item, :math:`s_{ki}`, sum zero per judge), ``order_effect``
         (judge, :math:`b_k`) and, with comparison features, ``feature_effect`` (judge x
-        feature, :math:`\\beta_k`), method ``"mle"`` (or ``"penalized-mle"``). ``info`` holds the
+        feature, :math:`\\beta_k`), with Davidson ties ``tie`` (judge, :math:`\\nu_k`), method
+        ``"mle"`` (or ``"penalized-mle"``). ``info`` holds the
         resolved covariance request (``information``, ``cluster``, ``correction``,
         ``information_reason``), the per-judge verdict counts and ``n_clusters``.
 
@@ -274,10 +400,17 @@ def fit(
         A judge whose verdicts fall in fewer than max(30, 5 N) clusters (max(30, 5 K N) for a
         key whose clusters hold several judges).
     """
-    request = covariance.request(
-        information, cluster=cluster, correction=correction, supported=covariance.KINDS,
-        data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
-        quasi=data.quasi_likelihood, model="order_effect_btl")
+    _check_ties(ties)
+    davidson = ties == "davidson"
+    if davidson:
+        request = covariance.davidson_request(information, cluster=cluster,
+                                              correction=correction, data_key=data.cluster_key,
+                                              model="order_effect_btl")
+    else:
+        request = covariance.request(
+            information, cluster=cluster, correction=correction, supported=covariance.KINDS,
+            data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
+            quasi=data.quasi_likelihood, model="order_effect_btl")
     empty = [k for k in data.judges if not np.any(data.judge == data.judges.index(k))]
     if empty:
         raise DataError(f"judge(s) {empty} have no comparisons; drop them with "
@@ -303,13 +436,21 @@ def fit(
     penalized = penalty is not None and (penalty.ability_sd is not None
                                          and penalty.order_effect_sd is not None
                                          and (feature_sd is not None or n_feat == 0))
+    if davidson:
+        # a tie penalises |η| like a half win each way, so the half-win separation check (a
+        # tied cell counted as mixed) is Davidson's too; ν_k's own boundaries are checked here
+        require_tie_parameters(data)
+        tie_sd = getattr(penalty, "tie_sd", None) if penalty is not None else None
+        check_prior_sd("tie_sd", tie_sd)
     if penalized:
         require_order(data)
     else:
         require_order_effect_mle(data)
     require_features_identified(data)
     basis = zero_sum_basis(n_items)
-    dim = n_items + n_feat  # free chart per judge: θ_k = (u_k, b_k, β_k)
+    # free chart per judge: θ_k = (u_k, b_k, β_k[, λ_k = log ν_k]); η's design spans the first
+    dim = n_items + n_feat + davidson
+    n_eta = n_items + n_feat
     prec = np.zeros(dim)
     if penalty is not None:
         if penalty.ability_sd is not None:
@@ -317,23 +458,35 @@ def fit(
         if penalty.order_effect_sd is not None:
             prec[n_items - 1] = 1.0 / penalty.order_effect_sd**2
         if feature_sd is not None:
-            prec[n_items:] = 1.0 / feature_sd**2
+            prec[n_items:n_eta] = 1.0 / feature_sd**2
+        if davidson and tie_sd is not None:
+            prec[-1] = 1.0 / tie_sd**2
     s = np.zeros((n_judges, n_items))
     b = np.zeros(n_judges)
     beta = np.zeros((n_judges, n_feat))
-    # raw (s_k, b_k, β_k) = T θ_k with T = blockdiag(C, 1, I_F)
-    t = np.zeros((n_items + 1 + n_feat, dim))
+    lam = np.zeros(n_judges)
+    # raw (s_k, b_k, β_k[, log ν_k]) = T θ_k with T = blockdiag(C, 1, I_F[, 1])
+    t = np.zeros((n_items + 1 + n_feat + davidson, dim))
     t[:n_items, :n_items - 1] = basis
-    t[n_items:, n_items - 1:] = np.eye(1 + n_feat)
-    x = np.zeros((data.n_cells, dim))  # design row of each cell in its judge's chart
+    t[n_items:, n_items - 1:] = np.eye(1 + n_feat + davidson)
+    x = np.zeros((data.n_cells, n_eta))  # design row of each cell in its judge's chart
     p = np.zeros(data.n_cells)
     inv = np.zeros((n_judges, dim, dim))
+    outcomes = np.stack(data.outcome_counts()) if davidson else None
+    scores: list[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]] = []
     iterations, converged = [], []
     for k in range(n_judges):
         mask = data.judge == k
         x[mask] = _design(data, mask)
         n, y = data.count[mask], data.wins[mask]
-        theta, its, ok = _newton(x[mask], n, y, prec)
+        if davidson:
+            assert outcomes is not None
+            counts = outcomes[:, mask]
+            # at η = 0, P(tie) = ν/(2 + ν): start ν at the judge's tie odds 2t/(w + l)
+            lam0 = float(np.log(2 * counts[1].sum() / (counts[0] + counts[2]).sum()))
+            theta, its, ok, probs = _newton_davidson(x[mask], counts, prec, lam0)
+        else:
+            theta, its, ok = _newton(x[mask], n, y, prec)
         iterations.append(its)
         converged.append(ok)
         if not ok:
@@ -341,21 +494,38 @@ def fit(
                 f"judge {data.judges[k]!r}: Newton's method did not converge in {its} "
                 "iterations (estimates running to infinity); use the MAP or NUTS fit"
             )
-        p[mask] = expit(x[mask] @ theta)
-        # expected = observed information (canonical link, η linear in θ), plus the prior's
-        bread = (x[mask] * (n * p[mask] * (1 - p[mask]))[:, None]).T @ x[mask] + np.diag(prec)
+        if davidson:
+            # expected = observed information (logits linear in (θ, λ)), plus the prior's
+            bread = _davidson_information(x[mask], counts.sum(axis=0), probs) + np.diag(prec)
+            if request.kind == "sandwich":
+                rows, weight = _davidson_scores(x[mask], counts, probs)
+                scores.append((rows, weight, np.tile(np.flatnonzero(mask), 3)))
+            lam[k] = theta[-1]
+        else:
+            p[mask] = expit(x[mask] @ theta)
+            # expected = observed information (canonical link, η linear in θ), plus the prior's
+            bread = (x[mask] * (n * p[mask] * (1 - p[mask]))[:, None]).T @ x[mask] + np.diag(prec)
         inv[k] = np.linalg.inv(bread)
         s[k] = basis @ theta[:n_items - 1]
         b[k] = theta[n_items - 1]
-        beta[k] = theta[n_items:]
-    cov = _covariance(data, request.kind, t, x, p, inv, records, str(request.correction))
+        beta[k] = theta[n_items:n_eta]
+    outcome_scores = None
+    if scores:
+        outcome_scores = tuple(np.concatenate(part) for part in zip(*scores, strict=True))
+    cov = _covariance(data, request.kind, t, x, p, inv, records, str(request.correction),
+                      outcome_scores)
     params = {"ability": s, "order_effect": b}
     if n_feat:
         params["feature_effect"] = beta
-    ll = loglik(params, data)
+    if davidson:
+        params["tie"] = np.exp(lam)
+        # delta method: d ν / d log ν = ν
+        dpar = np.concatenate([np.ones(cov.shape[0] - n_judges), params["tie"]])
+        cov = cov * np.outer(dpar, dpar)
+    ll = loglik(params, data, ties=ties)
     info = {"optimizer": "Newton per judge", "iterations": iterations,
             "converged": bool(all(converged)), **request.as_info(),
-            "n_clusters": None if records is None else records.n_clusters}
+            "n_clusters": None if records is None else records.n_clusters, "ties": ties}
     return _estimate(data, params, cov, ll, penalty, info)
 
 
@@ -363,27 +533,34 @@ def _covariance(
     data: Comparisons, kind: str, t: NDArray[np.float64], x: NDArray[np.float64],
     p: NDArray[np.float64], inv: NDArray[np.float64], records: ClusterRecords | None,
     correction: str,
+    outcome_scores: tuple[NDArray[np.float64], ...] | None = None,
 ) -> NDArray[np.float64]:
-    """Covariance of (S, b[, β]) from the per-judge inverse breads ``inv`` (free chart θ_k).
+    """Covariance of (S, b[, β][, log ν]) from the per-judge inverse breads ``inv`` (free
+    chart θ_k).
 
     In the stacked free coordinates (θ_1, ..., θ_K) the bread is block diagonal (judges share
     no parameter), and so is the meat except under a key whose clusters hold several judges'
-    verdicts; sparse blocks keep the cost linear in judges.
+    verdicts; sparse blocks keep the cost linear in judges. ``outcome_scores`` (Davidson's
+    sandwich) holds one score row per (cell, outcome), its weight and its cell.
     """
     n_judges, dim = inv.shape[0], inv.shape[1]
     n_items, n_feat = data.n_items, data.n_features
+    n_tie = t.shape[0] - (n_items + 1 + n_feat)  # 1 with Davidson's log ν_k, else 0
     # raw parameter order: ability[judge, item] row-major, order_effect[judge], then
-    # feature_effect[judge, feature] row-major
+    # feature_effect[judge, feature] row-major[, then log tie[judge]]
     raw_rows = np.concatenate([np.arange(n_judges)[:, None] * n_items + np.arange(n_items),
                                n_judges * n_items + np.arange(n_judges)[:, None],
                                n_judges * (n_items + 1) + np.arange(n_judges)[:, None] * n_feat
-                               + np.arange(n_feat)], axis=1)
+                               + np.arange(n_feat),
+                               n_judges * (n_items + 1 + n_feat)
+                               + np.arange(n_judges)[:, None] * np.ones(n_tie, np.int64)],
+                              axis=1)
     r_idx = np.repeat(raw_rows[:, :, None], dim, axis=2)  # (judge, raw row, free column)
     c_idx = np.broadcast_to(np.arange(n_judges)[:, None, None] * dim + np.arange(dim),
                             r_idx.shape)
     chart = sp.csr_array((np.broadcast_to(t, r_idx.shape).ravel(),
                           (r_idx.ravel(), c_idx.ravel())),
-                         shape=(n_judges * (n_items + 1 + n_feat), n_judges * dim))
+                         shape=(n_judges * t.shape[0], n_judges * dim))
     offset = np.arange(n_judges)[:, None, None] * dim
     bread_inv = sp.csr_array((inv.ravel(), (np.broadcast_to(offset + np.arange(dim)[:, None],
                                                             inv.shape).ravel(),
@@ -392,6 +569,14 @@ def _covariance(
                              shape=(n_judges * dim, n_judges * dim))
     if kind in ("expected", "observed"):
         free = bread_inv
+    elif outcome_scores is not None:
+        rows, weight, cell_of = outcome_scores
+        cols = data.judge[cell_of, None] * dim + np.arange(dim)
+        design = sp.csr_array((rows.ravel(), (np.repeat(np.arange(len(rows)), dim),
+                                              cols.ravel())),
+                              shape=(len(rows), n_judges * dim))
+        meat = covariance.weighted_gram(design, weight)
+        free = bread_inv @ (bread_inv @ meat).T
     else:
         # each cell's score row sits in its judge's block of columns
         cols = data.judge[:, None] * dim + np.arange(dim)
@@ -435,6 +620,8 @@ def _estimate(
         arrays["feature_effect"] = xr.DataArray(
             params["feature_effect"], dims=("judge", "feature"),
             coords={"judge": judges, "feature": list(data.feature_names)})
+    if "tie" in params:
+        arrays["tie"] = xr.DataArray(params["tie"], dims="judge", coords={"judge": judges})
     ds = xr.Dataset(arrays)
     terms = tuple(label for name, da in ds.data_vars.items()
                   for label in term_labels(str(name), da))
@@ -444,7 +631,8 @@ def _estimate(
         params=ds,
         cov=cov,
         terms=terms,
-        interval={name: "wald" for name in ds.data_vars},
+        # ν > 0: its interval is formed on the log scale, where it cannot cross 0
+        interval={name: "wald-log" if name == "tie" else "wald" for name in ds.data_vars},
         loglik=ll,
         converged=bool(info["converged"]),
         info={**info, "n_verdicts": float(data.n_rows), "humans": list(data.humans),

@@ -39,11 +39,11 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from numpy.typing import NDArray
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from bayescal.priors import check_feature_pooling
 
-__all__ = ["davidson_logp", "draw_wins", "feature_term", "kernel_logp"]
+__all__ = ["davidson_logp", "davidson_outcome", "draw_wins", "feature_term", "kernel_logp"]
 
 
 def kernel_logp(
@@ -99,6 +99,66 @@ def davidson_logp(
     half = eta / 2
     log_d = pt.logsumexp(pt.stack([half, -half, log_nu + pt.zeros_like(half)]), axis=0)
     return (wins - losses) * half + ties * log_nu - (wins + ties + losses) * log_d
+
+
+def _draw_trinomial(
+    eta: NDArray[np.float64], log_nu: NDArray[np.float64], count: NDArray[np.float64],
+    rng: np.random.Generator | None = None, size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """Predictive (wins, ties, losses) per cell under Davidson's model."""
+    rng = rng if rng is not None else np.random.default_rng()
+    eta, log_nu = np.broadcast_arrays(np.asarray(eta, float), np.asarray(log_nu, float))
+    p = softmax(np.stack([eta / 2, log_nu, -eta / 2], axis=-1), axis=-1)
+    n = np.broadcast_to(np.asarray(count).astype(np.int64), p.shape[:-1])
+    return rng.multinomial(n, p, size=size).astype(np.float64)
+
+
+def _davidson_value(
+    value: pt.TensorVariable, eta: pt.TensorVariable, log_nu: pt.TensorVariable,
+    count: pt.TensorVariable,
+) -> pt.TensorVariable:
+    # value holds (wins, ties, losses) in its last axis; count is implied by them
+    return davidson_logp(value[..., 0], value[..., 1], value[..., 2], eta, log_nu)
+
+
+def davidson_outcome(
+    eta: pt.TensorVariable, judge: pt.TensorVariable, count: pt.TensorVariable,
+    outcomes: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
+    tie_sd: float | None,
+) -> pt.TensorVariable:
+    r"""Davidson's tie model inside a pairwise model: ``log_tie``, ``tie`` and ``outcome``.
+
+    Adds the coordinate ``verdict`` = (win, tie, loss), ``log_tie`` (dims judge,
+    :math:`\log\nu_k \sim N(0, \text{tie\_sd}^2)`, flat with ``tie_sd=None``), the
+    deterministic ``tie`` (:math:`\nu_k`) and the observed ``outcome`` (dims cell x verdict)
+    with the per-cell log density :func:`davidson_logp`. The model must have the ``judge`` and
+    ``cell`` coordinates.
+
+    Parameters
+    ----------
+    eta : tensor
+        Linear predictor per cell, :math:`\eta`.
+    judge : tensor
+        Judge code of each cell.
+    count : tensor
+        Verdicts per cell (for predictive draws).
+    outcomes : (wins, ties, losses)
+        Per cell (``Comparisons.outcome_counts``).
+    tie_sd : float or None
+        Prior scale of :math:`\log\nu_k`.
+    """
+    model = pm.modelcontext(None)
+    model.add_coord("verdict", ["win", "tie", "loss"])
+    if tie_sd is not None:
+        log_tie = pm.Normal("log_tie", 0.0, tie_sd, dims="judge")
+    else:
+        log_tie = pm.Flat("log_tie", dims="judge")
+    pm.Deterministic("tie", pt.exp(log_tie), dims="judge")
+    return pm.CustomDist(
+        "outcome", eta, log_tie[judge], count, logp=_davidson_value, random=_draw_trinomial,
+        observed=np.stack(outcomes, axis=1), dims=("cell", "verdict"),
+        signature="(),(),()->(3)",
+    )
 
 
 def feature_term(features: NDArray[np.float64], judge: pt.TensorVariable,

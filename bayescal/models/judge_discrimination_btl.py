@@ -33,11 +33,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from numpy.typing import NDArray
-from scipy.special import softmax
 
 from bayescal.basis import zero_sum_basis
 from bayescal.data import Comparisons, DataError
@@ -45,9 +42,10 @@ from bayescal.identify import (
     IdentificationWarning,
     discrimination_not_identified,
     require_features_identified,
+    require_tie_parameters,
     warn_if_unidentified,
 )
-from bayescal.models._btl import davidson_logp, draw_wins, feature_term, kernel_logp
+from bayescal.models._btl import davidson_outcome, draw_wins, feature_term, kernel_logp
 from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["Priors", "build"]
@@ -136,27 +134,6 @@ def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
     )
 
 
-def _draw_trinomial(
-    eta: NDArray[np.float64], log_nu: NDArray[np.float64], count: NDArray[np.float64],
-    rng: np.random.Generator | None = None, size: tuple[int, ...] | None = None,
-) -> NDArray[np.float64]:
-    """Predictive (wins, ties, losses) per cell under Davidson's model."""
-    rng = rng if rng is not None else np.random.default_rng()
-    eta, log_nu = np.broadcast_arrays(np.asarray(eta, float), np.asarray(log_nu, float))
-    logits = np.stack([eta / 2, log_nu, -eta / 2], axis=-1)
-    p = softmax(logits, axis=-1)
-    n = np.broadcast_to(np.asarray(count).astype(np.int64), p.shape[:-1])
-    return rng.multinomial(n, p, size=size).astype(np.float64)
-
-
-def _davidson_value(
-    value: pt.TensorVariable, eta: pt.TensorVariable, log_nu: pt.TensorVariable,
-    count: pt.TensorVariable,
-) -> pt.TensorVariable:
-    # value holds (wins, ties, losses) in its last axis; count is implied by them
-    return davidson_logp(value[..., 0], value[..., 1], value[..., 2], eta, log_nu)
-
-
 def build(
     data: Comparisons, *, priors: Priors | None = None, discrimination: bool = True,
     ties: str = "half",
@@ -176,8 +153,9 @@ def build(
         ``"half"`` (the paper's): a tie is half a win each way, a quasi-likelihood when the
         data hold ties. ``"davidson"``: Davidson's (1970) trinomial model with a tie parameter
         ν_k per judge (``log_tie``, ``tie``), observed ``outcome`` over (``cell``,
-        ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties (ν is not
-        identified: its MLE is 0).
+        ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties, or with a
+        judge who never or only tied (that ν is not identified:
+        :func:`bayescal.identify.require_tie_parameters`).
 
     Returns
     -------
@@ -225,21 +203,8 @@ def build(
     # leave-one-cell-out log-likelihoods needs
     cells = data.collapse(order=True, features=True)
     if ties == "davidson":
+        require_tie_parameters(cells)
         outcomes = cells.outcome_counts()
-        if not outcomes[1].any():
-            raise ValueError(
-                "ties='davidson' needs tied verdicts: these data hold none, so the tie "
-                "parameter ν is not identified (its MLE is 0). Use ties='half', which is the "
-                "Bernoulli likelihood exactly on tie-free data.")
-        # ν is per judge: a judge who never tied has its own ν at the boundary 0 (a flat-prior
-        # MAP runs away, a proper prior alone sets it)
-        tied = np.bincount(cells.judge, weights=outcomes[1], minlength=cells.n_judges)
-        never = [str(cells.judges[k]) for k in np.flatnonzero(tied == 0)]
-        if never:
-            raise ValueError(
-                f"ties='davidson': judge(s) {never} gave no tie, so their tie parameter ν is "
-                "not identified (its MLE is 0). Fit the judges that tie "
-                "(Comparisons.subset), or use ties='half'.")
     coords = {"item": list(cells.items), "judge": list(cells.judges),
               "cell": cells.cell_labels()}
     if cells.n_features:
@@ -266,15 +231,5 @@ def build(
                 observed=cells.wins, dims="cell",
             )
             return model
-        model.add_coord("verdict", ["win", "tie", "loss"])
-        if priors.tie_sd is not None:
-            log_tie = pm.Normal("log_tie", 0.0, priors.tie_sd, dims="judge")
-        else:
-            log_tie = pm.Flat("log_tie", dims="judge")
-        pm.Deterministic("tie", pt.exp(log_tie), dims="judge")
-        pm.CustomDist(
-            "outcome", eta, log_tie[judge], count, logp=_davidson_value,
-            random=_draw_trinomial, observed=np.stack(outcomes, axis=1),
-            dims=("cell", "verdict"), signature="(),(),()->(3)",
-        )
+        davidson_outcome(eta, judge, count, outcomes, priors.tie_sd)
     return model

@@ -13,7 +13,11 @@ name                          dims          meaning (paper symbol)
 ``order_effect``              judge         order (position) effect (b_k)
 ``feature_effect``            judge,        effect of the comparison features' differences
                               feature       (beta_k; only with features)
+``log_tie``, ``tie``          judge         log tie parameter and tie parameter (log ν_k,
+                                            ν_k; only with ``ties="davidson"``)
 ``outcome``                   cell          wins of item i per (judge, i, j, order) cell
+                                            (with Davidson ties: cell x verdict, the wins,
+                                            ties and losses of item i)
 ============================  ============  ================================================
 
 With comparison features (``Comparisons.from_frame(features=...)``) the logit is
@@ -23,7 +27,9 @@ model (1)) and a cell is a distinct (judge, i, j, order, x).
 The likelihood is evaluated on cells (judge, i, j, order) with the Bernoulli kernel
 :math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,\mathrm{softplus}(\eta)` of
 :mod:`bayescal.models._btl` (a tie is half a win each way, as in DIAL). The ``cell`` coordinate
-holds :meth:`~bayescal.data.Comparisons.cell_labels`. Judges share no parameter here; the
+holds :meth:`~bayescal.data.Comparisons.cell_labels`. With ``ties="davidson"`` the kernel is
+Davidson's (1970) trinomial (:func:`bayescal.models._btl.davidson_logp`) with the order effect
+inside :math:`\eta`. Judges share no parameter here; the
 shared structure across judges is ``low_rank_judges``.
 See ``models/order_effect_btl.md``.
 """
@@ -40,9 +46,10 @@ from bayescal.data import Comparisons
 from bayescal.identify import (
     require_features_identified,
     require_order,
+    require_tie_parameters,
     warn_if_order_unidentified,
 )
-from bayescal.models._btl import draw_wins, feature_term, kernel_logp
+from bayescal.models._btl import davidson_outcome, draw_wins, feature_term, kernel_logp
 from bayescal.priors import check_feature_pooling, check_prior_sd
 
 __all__ = ["Priors", "build"]
@@ -61,6 +68,10 @@ class Priors:
     order_effect_sd : float or None
         σ of ``order_effect ~ Normal(0, σ)`` (1: a first-position odds ratio within a factor of
         about 7 a priori; the real judges of DIAL and PRD lie well inside). ``None`` is flat.
+    tie_sd : float or None
+        σ of ``log_tie ~ Normal(0, σ)`` per judge (``ties="davidson"`` only; 1.5, as in the
+        judge-discrimination BTL: ν within a factor of about 20 of 1 a priori, ν = 1 giving one
+        verdict in three tied between equal items shown without order effect). ``None`` is flat.
     feature_effect_sd : float or None
         σ of ``feature_effect ~ Normal(0, σ)`` per judge and feature, in logits per unit of
         the feature's difference (1: for a log length ratio, doubling an answer's length moves
@@ -79,6 +90,7 @@ class Priors:
 
     ability_sd: float | None = 2.0
     order_effect_sd: float | None = 1.0
+    tie_sd: float | None = 1.5
     feature_effect_sd: float | None = 1.0
     feature_pooling: str = "none"
     feature_pooling_sd: float = 0.5
@@ -87,16 +99,17 @@ class Priors:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
         check_prior_sd("order_effect_sd", self.order_effect_sd)
+        check_prior_sd("tie_sd", self.tie_sd)
         check_prior_sd("feature_effect_sd", self.feature_effect_sd)
         check_feature_pooling(self.feature_pooling, self.feature_pooling_sd)
 
     @classmethod
     def flat(cls) -> Priors:
         """Flat priors on every block: the MAP is the maximum-likelihood estimate."""
-        return cls(ability_sd=None, order_effect_sd=None, feature_effect_sd=None)
+        return cls(ability_sd=None, order_effect_sd=None, tie_sd=None, feature_effect_sd=None)
 
 
-def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
+def build(data: Comparisons, *, priors: Priors | None = None, ties: str = "half") -> pm.Model:
     """Build DIAL's order-effect BTL (model (1)) as a PyMC model.
 
     Parameters
@@ -105,13 +118,19 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
         Verdicts with display order recorded for every cell.
     priors : Priors, optional
         Prior scales (default ``Priors()``).
+    ties : {"half", "davidson"}
+        ``"half"`` (DIAL's): a tie is half a win each way, a quasi-likelihood when the data
+        hold ties. ``"davidson"``: Davidson's (1970) trinomial model, a tie parameter ν_k per
+        judge (``log_tie``, ``tie``), P(win, tie, loss) ∝ (e^{η/2}, ν_k, e^{-η/2}) with η as in
+        model (1); observed ``outcome`` over (``cell``, ``verdict``).
 
     Returns
     -------
     pymc.Model
-        Free ``ability`` (judge x item, sum zero per judge), ``order_effect`` (judge) and,
-        with features, ``feature_effect`` (judge x feature); observed ``outcome`` over
-        ``cell`` (labelled ``judge: item_i vs item_j (item first)``).
+        Free ``ability`` (judge x item, sum zero per judge), ``order_effect`` (judge),
+        with features ``feature_effect`` (judge x feature) and with Davidson ties ``log_tie``
+        (judge; deterministic ``tie``); observed ``outcome`` over ``cell`` (labelled
+        ``judge: item_i vs item_j (item first)``).
 
     Raises
     ------
@@ -120,6 +139,8 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
     IdentificationError
         A comparison feature whose effect the design cannot separate for some judge (named;
         :func:`bayescal.identify.require_features_identified`): a prior would only hide it.
+        With ``ties="davidson"``: no tie in the data, or a judge that never or only tied
+        (:func:`bayescal.identify.require_tie_parameters`; a prior alone would set its ν).
 
     Warns
     -----
@@ -130,7 +151,11 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
     priors = priors if priors is not None else Priors()
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be an order_effect_btl.Priors, got {priors!r}")
+    if ties not in ("half", "davidson"):
+        raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     require_order(data)
+    if ties == "davidson":
+        require_tie_parameters(data)
     require_features_identified(data)
     warn_if_order_unidentified(data)
     coords = {"judge": list(data.judges), "item": list(data.items),
@@ -160,6 +185,9 @@ def build(data: Comparisons, *, priors: Priors | None = None) -> pm.Model:
         if data.n_features:
             eta = eta + feature_term(data.features, judge, priors.feature_effect_sd,
                                      priors.feature_pooling, priors.feature_pooling_sd)
-        pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
-                      observed=data.wins, dims="cell")
+        if ties == "davidson":
+            davidson_outcome(eta, judge, count, data.outcome_counts(), priors.tie_sd)
+        else:
+            pm.CustomDist("outcome", eta, count, logp=kernel_logp, random=draw_wins,
+                          observed=data.wins, dims="cell")
     return model
