@@ -1022,12 +1022,16 @@ def _rare_class_note(lab: Labels) -> str:
     r = rare_outcome(lab)
     if not r["flagged"]:
         return ""
-    return (f"small calibration set with a rare outcome: {r['rare_count']} of {r['m']} "
-            f"calibration items have {r['rare_class']}; the Wald interval assumes their "
-            f"human-label mean is close to normal, which needs m > 28 + 25·G1² = "
-            f"{r['m_required']:.0f} (G1 = {r['skewness']:.2f}, the labels' skewness; Sugden, "
-            f"Smith and Jones 2000's form of Cochran's rule), and such sets gave 95 % Wald "
-            f"intervals covering {RARE_COVERAGE} in simulation: use the bayes row")
+    if r["rare_count"] == 0:
+        need = "which no m gives with one class absent"
+    else:
+        need = (f"which needs m > 28 + 25·G1² = {r['m_required']:.0f} with G1 = "
+                f"{r['skewness']:.2f} the labels' skewness (Sugden, Smith and Jones 2000's form "
+                "of Cochran's rule)")
+    return (f"small calibration set or rare outcome: {r['rare_count']} of {r['m']} calibration "
+            f"items have {r['rare_class']}, and the Wald interval assumes their human-label mean "
+            f"is close to normal, {need}. Such sets gave 95 % Wald intervals covering "
+            f"{RARE_COVERAGE} in simulation: use the bayes row")
 
 
 #: The Wald rows' coverage of 95 % intervals in the cells of ``validation/rare_class_rule.py``
