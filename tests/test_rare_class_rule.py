@@ -55,9 +55,8 @@ def test_quick_run_flags_the_failing_cell_that_the_count_rule_missed(study, quic
     """θ = 0.1, q = 0.6, m = 100 (about 10 items with Y = 1): PPI's coverage is below the band
     (0.913 at R = 5000 in the full run, 7 band-sd below at R = 2000), the count rule flags
     about 45 % of replicates, the table's rule (``ssj``) at least 90 %; at θ = 0.3, q = 0.8,
-    m = 200 every row holds and the rule flags none. Catches: a verdict band from the wrong R,
-    a flag rate over all replicates where the row was refused (the denominator), and the
-    rule reverted to the count."""
+    m = 200 every row holds and the rule flags none. Catches: a verdict band from the wrong R
+    or of the wrong sign, and the rule reverted to the count (seen to fail)."""
     table = quick["table"]
     assert len(table) == len(study.QUICK_CELLS) * len(study.ROWS) * len(study.RULES)
     ppi = _cell(table, 0.1, 0.6, 100, "ppi", "ssj")
@@ -86,7 +85,7 @@ def test_study_flags_are_the_tables_notes(study):
     res = jm.binary_from_counts(counts, 0.95, methods=["ppi"])["ppi"]
     flagged = study.flags(counts, res)["ssj"]
     assert 0 < flagged.sum() < len(flagged)  # both kinds of replicate are checked
-    for c, f in zip(counts, flagged):
+    for c, f in zip(counts, flagged, strict=True):
         n11, n10, n01, n00, t1, t0 = (int(v) for v in c)
         lab = Labels.from_arrays(np.repeat([1.0, 1.0, 0.0, 0.0], [n11, n10, n01, n00]),
                                  np.repeat([1.0, 0.0, 1.0, 0.0], [n11, n10, n01, n00]),

@@ -31,8 +31,9 @@ in a failing cell and the number of failing cells flagged in less than 90 % of r
 the mean flag rate over the holding cells. The cell table (rule ``ssj``): coverage and verdict of
 every row, the flag rate, the coverage among the unflagged replicates with its verdict (a
 conditional coverage: the unflagged replicates of a cell flagged 90 % of the time are those
-with the most rare-class items, a selected subset), and, with ``--bayes-draws``, the coverage
-of the ``bayes`` row (the exact Jeffreys posterior) for reference.
+with the most rare-class items, a selected subset), and two reference rows without flags:
+``ppi_plain_wald``, PPI's natural-scale Wald interval θ̂ ± z·SE (the table prints the logit
+one), and, with ``--bayes-draws``, the ``bayes`` row (the exact Jeffreys posterior).
 
 Every cell runs through :mod:`bayescal.studies` (one task per cell, its replicates vectorised
 inside, seeds from the runner's rule).
@@ -40,7 +41,7 @@ inside, seeds from the runner's rule).
 Run::
 
     python validation/rare_class_rule.py --quick   # CI size: 3 cells, R = 2000 (a few seconds)
-    python validation/rare_class_rule.py           # 60 cells, R = 5000, bayes reference
+    python validation/rare_class_rule.py           # 60 cells, R = 5000, bayes (2-3 min)
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
 from bayescal.frequentist import judge_mean as jm
 
@@ -142,6 +144,14 @@ def cell_task(cell: dict[str, Any], seed: int) -> pd.DataFrame:
                             "unflagged_reps": int(kept.sum()),
                             "unflagged_coverage": float(cover[kept].mean()) if kept.any()
                             else np.nan})
+    # reference: PPI's plain (natural-scale) Wald interval, which the table does not print
+    ppi = res["ppi"]
+    half = float(ndtri(0.5 + PROB / 2)) * ppi["se"]
+    cover = (ppi["estimate"] - half <= theta) & (theta <= ppi["estimate"] + half)
+    shown = np.isfinite(ppi["se"])
+    records.append({"method": "ppi_plain_wald", "rule": "", "reps": int(shown.sum()),
+                    "coverage": float(cover[shown].mean()), "flagged": np.nan,
+                    "unflagged_reps": 0, "unflagged_coverage": np.nan})
     if int(cell["bayes_draws"]):
         b = _battery.jeffreys_interval(counts, rng, int(cell["bayes_draws"]), PROB)
         cover = (b["lower"] <= theta) & (theta <= b["upper"])
@@ -160,9 +170,12 @@ def cells(quick: bool, reps: int, bayes_draws: int) -> list[dict[str, Any]]:
 def add_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     """Binomial-band verdicts of the coverage and of the coverage among unflagged replicates."""
     out = table.copy()
-    out["verdict"] = [verdict(c, int(r)) for c, r in zip(out["coverage"], out["reps"])]
-    out["unflagged_verdict"] = [verdict(c, int(r)) if r >= 1 else "refused"
-                                for c, r in zip(out["unflagged_coverage"], out["unflagged_reps"])]
+    out["verdict"] = [verdict(c, int(r))
+                      for c, r in zip(out["coverage"], out["reps"], strict=True)]
+    out["unflagged_verdict"] = [
+        "" if rule == "" else verdict(c, int(r)) if r >= 1 else "refused"  # "": a reference row
+        for c, r, rule in zip(out["unflagged_coverage"], out["unflagged_reps"], out["rule"],
+                              strict=True)]
     out["fails"] = out["verdict"] == "under"
     return out
 
