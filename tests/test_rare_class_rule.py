@@ -58,7 +58,10 @@ def test_quick_run_flags_the_failing_cell_that_the_count_rule_missed(study, quic
     m = 200 every row holds and the rule flags none. Catches: a verdict band from the wrong R
     or of the wrong sign, and the rule reverted to the count (seen to fail)."""
     table = quick["table"]
-    assert len(table) == len(study.QUICK_CELLS) * len(study.ROWS) * len(study.RULES)
+    # every row under every rule, and the plain-Wald PPI reference row (bayes: skipped in quick)
+    assert len(table) == len(study.QUICK_CELLS) * (len(study.ROWS) * len(study.RULES) + 1)
+    plain = _cell(table, 0.1, 0.6, 100, "ppi_plain_wald", "")
+    assert plain["verdict"] == "holds"  # the symmetric-residual cell: the logit shape fails
     ppi = _cell(table, 0.1, 0.6, 100, "ppi", "ssj")
     assert ppi["verdict"] == "under" and ppi["flagged"] >= study.FLAG_TARGET
     assert _cell(table, 0.1, 0.6, 100, "ppi", "count<10")["flagged"] < 0.6
