@@ -55,8 +55,10 @@ def test_quick_run_flags_the_failing_cell_that_the_count_rule_missed(study, quic
     """θ = 0.1, q = 0.6, m = 100 (about 10 items with Y = 1): PPI's coverage is below the band
     (0.913 at R = 5000 in the full run, 7 band-sd below at R = 2000), the count rule flags
     about 45 % of replicates, the table's rule (``ssj``) at least 90 %; at θ = 0.3, q = 0.8,
-    m = 200 every row holds and the rule flags none. Catches: a verdict band from the wrong R
-    or of the wrong sign, and the rule reverted to the count (seen to fail)."""
+    m = 200 every row holds and the rule flags none; PPI's natural-scale Wald reference row
+    holds in the first cell (there the logit interval's shape is what fails). Catches: a verdict
+    band from the wrong R or of the wrong sign, the rule reverted to the count (seen to fail),
+    and a reference row that reads the logit interval."""
     table = quick["table"]
     # every row under every rule, and the plain-Wald PPI reference row (bayes: skipped in quick)
     assert len(table) == len(study.QUICK_CELLS) * (len(study.ROWS) * len(study.RULES) + 1)
