@@ -173,7 +173,7 @@ def add_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     out["verdict"] = [verdict(c, int(r))
                       for c, r in zip(out["coverage"], out["reps"], strict=True)]
     out["unflagged_verdict"] = [
-        "" if rule == "" else verdict(c, int(r)) if r >= 1 else "refused"  # "": a reference row
+        "" if rule == "" else verdict(c, int(r)) if r >= 1 else "all flagged"  # "": reference
         for c, r, rule in zip(out["unflagged_coverage"], out["unflagged_reps"], out["rule"],
                               strict=True)]
     out["fails"] = out["verdict"] == "under"
