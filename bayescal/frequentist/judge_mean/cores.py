@@ -554,7 +554,8 @@ def binary_from_counts(
 
 #: Sugden, Smith and Jones (2000)'s form of Cochran's rule: the mean of n independent draws is
 #: close enough to normal for a 95 % interval when n > 28 + 25·G1², G1 the skewness of one draw
-#: (Cochran 1977, *Sampling Techniques*, stated n > 25·G1²; Sugden et al. added the constant).
+#: (Cochran 1977, *Sampling Techniques*, stated n > 25·G1²; Sugden et al. derived the rule, with
+#: its constant, from the Edgeworth expansion of the sample mean's distribution).
 NORMAL_MEAN_BASE = 28.0
 NORMAL_MEAN_SLOPE = 25.0
 
