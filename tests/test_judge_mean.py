@@ -470,8 +470,12 @@ def test_estimate_table_schema():
     assert list(table.index) == list(jm.METHODS)
     assert (table["method"] == table.index).all()
     _assert_naive_row(table)
-    ok = table[table["note"] == ""]
+    # the vignette's 50 calibration items hold 14 with Y = 0, so the Wald rows carry the
+    # rare-outcome note (m < 28 + 25·G1² = 52) and nothing else
+    rare = "small calibration set or rare outcome"
+    ok = table[table["note"].map(lambda n: all(p.startswith(rare) for p in n.split("; ") if p))]
     assert set(ok.index) >= {"rogan_gladen", "ppi", "ppi_plus_plus", "eif"}
+    assert all(table.loc[k, "note"].startswith(rare) for k in ("ppi", "eif"))
     assert (ok["interval"] == "wald-logit").all() and (ok["prob"] == 0.9).all()
     assert table.loc["ppi", "estimate"] == pytest.approx(0.575556, abs=ROUND)
     sub = jm.estimate(lab, 0.9, methods=["ppi", "naive"])
@@ -532,8 +536,10 @@ def test_rogan_gladen_needs_kappa_nonzero_only():
     lab = from_counts(5, 5, 5, 5, 100, 100)
     table = jm.estimate(lab, 0.9)
     assert "no information about Y" in table.loc["rogan_gladen", "note"]
-    for method in ("ppi", "ppi_plus_plus", "eif"):
-        assert np.isfinite(table.loc[method, "estimate"]) and table.loc[method, "note"] == ""
+    for method in ("ppi", "ppi_plus_plus", "eif"):  # 20 items: only the small-set note
+        note = table.loc[method, "note"]
+        assert np.isfinite(table.loc[method, "estimate"]), method
+        assert note.startswith("small calibration set") and "; " not in note, note
 
 
 def test_binary_methods_refuse_non_binary_labels():
@@ -1103,10 +1109,8 @@ def test_posterior_is_the_conjugate_beta_posterior():
 def test_rare_outcome_posterior_keeps_its_level_where_wald_rows_do_not():
     """The finding: θ = 0.1, m = 20-30, 95 % PPI/PPI++ Wald intervals cover about 0.83-0.89.
     The bayes row must cover within the binomial band of 0.95 over 2,000 replicates
-    (± 3 sd = ± 0.0146); the Wald rows are flagged by the rare-class note in at least the
-    replicates with fewer than RARE_CLASS_MIN human positives."""
-    from bayescal.frequentist.judge_mean.estimators import RARE_CLASS_MIN
-
+    (± 3 sd = ± 0.0146); the Wald rows are flagged by the rare-outcome note in at least the
+    replicates with fewer than 10 human positives."""
     reps, theta = 2000, 0.1
     counts = _rare_counts(theta, 0.6, 20, 1000, reps, 7)
     rng = np.random.default_rng(3)
@@ -1128,7 +1132,7 @@ def test_rare_outcome_posterior_keeps_its_level_where_wald_rows_do_not():
     row = _row_of(_labels_from_counts(counts[0]), "bayes")
     assert row["lower"] < row["estimate"] < row["upper"]
     few = min(counts[0][0] + counts[0][1], counts[0][2] + counts[0][3])
-    assert few < RARE_CLASS_MIN
+    assert few < 10
     for method in ("ppi", "ppi_plus_plus", "rogan_gladen"):  # RG under-covers there too
         if table.loc[method, "interval"] != "none":
             assert "rare outcome" in table.loc[method, "note"], method
@@ -1138,3 +1142,84 @@ def test_rare_outcome_posterior_keeps_its_level_where_wald_rows_do_not():
 
 def _row_of(lab: Labels, method: str):
     return jm.estimate(lab).loc[method]
+
+
+def test_rare_outcome_rule_is_sugden_smith_jones_on_the_sample_skewness():
+    """The rule's statistic against an independent computation: Ĝ1 is scipy's biased sample
+    skewness of the item-level calibration labels, the flag m < 28 + 25·Ĝ1² (Sugden, Smith and
+    Jones 2000). Catches: the unbiased (bias-corrected) skewness, p̂ from the test set or from
+    all N items, a dropped square or constant, a sign slip in the rarer class, and a rule that
+    lets a set with fewer than 10 items of a class through (the former count rule must stay
+    inside the new one, on every (m1, m) with m <= 400)."""
+    from scipy.stats import skew
+
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        m = int(rng.integers(5, 400))
+        m1 = int(rng.integers(1, m))
+        t1 = int(rng.integers(0, 300))
+        lab = from_counts(m1, 0, 0, m - m1, t1, 300 - t1)  # a perfect judge on the calibration
+        got = jm.rare_outcome(lab)
+        g1 = skew(np.asarray(lab.y_cal, dtype=float).ravel(), bias=True)
+        assert got["skewness"] == pytest.approx(g1, rel=1e-12)
+        assert got["m_required"] == pytest.approx(28 + 25 * g1**2, rel=1e-12)
+        assert got["flagged"] == (m < 28 + 25 * g1**2)
+        assert got["rare_count"] == min(m1, m - m1)
+        assert got["rare_class"] == ("Y=1" if m1 <= m - m1 else "Y=0")
+    m = np.arange(1, 401)[:, None]
+    m1 = np.arange(401)[None, :]
+    inside = m1 <= m
+    rule = cores.rare_outcome_rule(m1, m)
+    few = np.minimum(m1, m - m1)
+    assert rule["flagged"][inside & (few < 10)].all()
+    assert not rule["flagged"][inside & (few >= 25)].any()  # about 25 of the rarer class
+    # one class absent: infinite skewness, always flagged
+    assert cores.rare_outcome_rule(0, 50)["flagged"] and cores.rare_outcome_rule(50, 50)["flagged"]
+
+
+#: ``validation/rare_class_rule.py`` (R = 5000 per cell): the rule's flag rate in a cell where
+#: PPI under-covers with about 10 rare-class items (the count rule flagged 44 % there) and in
+#: one where every Wald row holds.
+RARE_STUDY_FLAG_RATE = {(0.1, 0.6, 100): 0.991, (0.2, 0.8, 100): 0.271}
+
+
+@pytest.mark.parametrize("cell", list(RARE_STUDY_FLAG_RATE))
+def test_rare_outcome_note_flags_at_the_study_rate(cell):
+    """Monte Carlo through the public ``estimate``: the share of 100 replicates whose PPI and
+    PPI++ rows carry the rare-outcome note is within ± 3 binomial sd of the study's flag rate,
+    in a failing cell (θ = 0.1, q = 0.6, m = 100: PPI covers 0.90) and a holding one
+    (θ = 0.2, q = 0.8, m = 100). Catches: the former count rule (fewer than 10 of the rarer
+    class: 44 % in the failing cell), a note that reads the test set's judge labels or the
+    wrong class, a flag that never reaches the table, and a rule that flags every small set
+    (the holding cell)."""
+    theta, q, m = cell
+    reps = 100
+    counts = _rare_counts(theta, q, m, 2000 - m, reps, 5)
+    flagged = []
+    for c in counts:
+        table = jm.estimate(_labels_from_counts(c), methods=("ppi", "ppi_plus_plus"))
+        notes = [("rare outcome" in table.loc[k, "note"]) for k in ("ppi", "ppi_plus_plus")]
+        assert notes[0] == notes[1]
+        flagged.append(notes[0])
+    rate = RARE_STUDY_FLAG_RATE[cell]
+    assert abs(np.mean(flagged) - rate) <= 3 * np.sqrt(rate * (1 - rate) / reps) + 1e-9, (
+        np.mean(flagged))
+
+
+def test_rare_outcome_note_names_the_assumption_statistic_and_the_bayes_row():
+    """The note on every Wald row (not on naive or bayes) says what is assumed (the normal
+    approximation of the human-label mean), the statistic with its value, and what to use
+    instead. Catches: a note on one row only, a note without the numbers, one that sends the
+    user nowhere, and one holding the table's separator "; " (the coverage battery and the
+    tests split a row's notes on it)."""
+    lab = _labels_from_counts([9, 3, 8, 80, 300, 1600])  # 12 of 100 with Y = 1
+    r = jm.rare_outcome(lab)
+    assert r["flagged"] and r["rare_count"] == 12
+    table = jm.estimate(lab)
+    for method in ("rogan_gladen", "ppi", "ppi_plus_plus", "mle", "eif"):
+        note = table.loc[method, "note"]
+        assert "12 of 100 calibration items have Y=1" in note, method
+        assert "close to normal" in note and f"= {r['m_required']:.0f} with" in note
+        assert "; " not in note, note
+        assert f"G1 = {r['skewness']:.2f}" in note and "use the bayes row" in note
+    assert "rare outcome" not in table.loc["bayes", "note"]

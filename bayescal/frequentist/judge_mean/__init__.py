@@ -26,7 +26,10 @@ Estimators (the paper's equation numbers):
   natural-spline regression :math:`\hat\mu(\hat y) \approx E[Y \mid \hat Y = \hat y]`;
 * :func:`posterior` — the exact posterior of θ for one binary judge under Jeffreys priors
   (the table's ``bayes`` row), which keeps its level with few calibration items of a rare class;
-* :func:`estimate` — all of them in one table; a method undefined on the data reports why.
+* :func:`estimate` — all of them in one table; a method undefined on the data reports why;
+* :func:`rare_outcome` — the table's flag of a calibration set too small for its human-label
+  mean to be close to normal (the Wald rows' assumption), vectorised as
+  :func:`~bayescal.frequentist.judge_mean.cores.rare_outcome_rule`.
 
 Intervals (the paper's Sec. 5.2): binary human labels get the logit-transformed Wald interval
 :math:`\mathrm{expit}(\mathrm{logit}\,\hat\theta \pm z\sqrt{\hat V}/(\hat\theta(1-\hat\theta)))`
@@ -59,6 +62,7 @@ from bayescal.frequentist.judge_mean.cores import (
     Reason,
     binary_from_counts,
     discrete_from_stats,
+    rare_outcome_rule,
 )
 from bayescal.frequentist.judge_mean.estimators import (
     METHODS,
@@ -72,6 +76,7 @@ from bayescal.frequentist.judge_mean.estimators import (
     posterior,
     ppi,
     ppi_plus_plus,
+    rare_outcome,
     rogan_gladen,
     target,
 )
@@ -95,6 +100,8 @@ __all__ = [
     "posterior",
     "ppi",
     "ppi_plus_plus",
+    "rare_outcome",
+    "rare_outcome_rule",
     "rogan_gladen",
     "target",
     "theory",

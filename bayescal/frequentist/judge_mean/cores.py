@@ -37,6 +37,7 @@ __all__ = [
     "Reason",
     "binary_from_counts",
     "discrete_from_stats",
+    "rare_outcome_rule",
 ]
 
 Array = NDArray[np.float64]
@@ -549,6 +550,44 @@ def binary_from_counts(
             core = mle_cores[0] if method == "mle" else mle_cores[1]
         out[method] = _pack(core, prob, "wald-logit")
     return out
+
+
+#: Sugden, Smith and Jones (2000)'s form of Cochran's rule: the mean of n independent draws is
+#: close enough to normal for a 95 % interval when n > 28 + 25·G1², G1 the skewness of one draw
+#: (Cochran 1977, *Sampling Techniques*, stated n > 25·G1²; Sugden et al. derived the rule, with
+#: its constant, from the Edgeworth expansion of the sample mean's distribution).
+NORMAL_MEAN_BASE = 28.0
+NORMAL_MEAN_SLOPE = 25.0
+
+
+def rare_outcome_rule(m1: ArrayLike, m: ArrayLike) -> dict[str, Array]:
+    r"""The rare-outcome flag of the Wald rows, from the calibration human labels' counts.
+
+    Every Wald row of a binary judge mean leans on the calibration mean of the human labels,
+    :math:`\bar Y = m_1/m`, being close to normal. Its skewness is that of one label over
+    :math:`\sqrt m`, and the plug-in skewness of m labels with :math:`m_1` ones is
+    :math:`\hat G_1 = (1 - 2\hat p)/\sqrt{\hat p(1 - \hat p)}`, :math:`\hat p = m_1/m`
+    (the biased sample skewness :math:`m_3/m_2^{3/2}` of 0/1 data). The flag is Sugden, Smith
+    and Jones (2000)'s rule :math:`m < 28 + 25\hat G_1^2` (:data:`NORMAL_MEAN_BASE`,
+    :data:`NORMAL_MEAN_SLOPE`): about :math:`\min(m_0, m_1) < 25` for a rare class, fewer for
+    a balanced one, and it always fires below ten items of the rarer class. Vectorised over
+    the inputs' broadcast shape.
+
+    Returns
+    -------
+    dict
+        ``skewness`` (:math:`\hat G_1`; ±inf with one class absent, NaN at m = 0),
+        ``m_required`` (:math:`28 + 25\hat G_1^2`) and ``flagged`` (m below it).
+    """
+    ones = np.asarray(m1, dtype=np.float64)
+    size = np.asarray(m, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = ones / size
+        skew = np.where(p <= 0, np.inf, np.where(p >= 1, -np.inf,
+                                                 (1 - 2 * p) / np.sqrt(p * (1 - p))))
+        skew = np.where(size > 0, skew, np.nan)
+        required = NORMAL_MEAN_BASE + NORMAL_MEAN_SLOPE * skew**2
+    return {"skewness": skew, "m_required": required, "flagged": size < required}
 
 
 def discrete_from_stats(

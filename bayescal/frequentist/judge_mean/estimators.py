@@ -41,6 +41,7 @@ from bayescal.frequentist.judge_mean.cores import (
     _reason,
     _rogan_gladen_core,
     _sparse_cells,
+    rare_outcome_rule,
 )
 from bayescal.schema import (
     COLUMNS,
@@ -61,6 +62,7 @@ __all__ = [
     "posterior",
     "ppi",
     "ppi_plus_plus",
+    "rare_outcome",
     "rogan_gladen",
     "target",
 ]
@@ -837,9 +839,10 @@ def estimate(
     MLE are defined for binary labels only. The ``naive`` row is the judge's mean, an estimate
     of E[Ŷ] rather than θ: it has no interval (``se``, ``lower``, ``upper`` NaN, interval
     ``none``, the reason in ``note``); :func:`naive` gives the interval for E[Ŷ]. The ``bayes``
-    row is :func:`posterior` (binary judge and labels): with fewer than
-    :data:`RARE_CLASS_MIN` calibration items of the rarer human class the Wald rows say they
-    under-cover, and this row is the one whose interval keeps its level.
+    row is :func:`posterior` (binary judge and labels): where :func:`rare_outcome` flags the
+    calibration set (too few items for the calibration mean of the human labels to be close to
+    normal) the Wald rows say they under-cover, and this row is the one whose interval keeps
+    its level.
 
     The ``eif`` row is the cell-mean EIF (``p_hat="all"``) for a binary judge, and the spline
     EIF (``regression="spline"``, default df; method ``eif_spline``) for any other judge: cell
@@ -922,15 +925,6 @@ def estimate(
 
 
 # ----------------------------------------------------------------------------- posterior
-#: Fewer calibration items than this in the rarer human class and the Wald rows under-cover:
-#: at θ = 0.1 with m = 20-100 (about 2-10 such items) PPI covered 0.87-0.93 and PPI++
-#: 0.83-0.95 of 95 % intervals in 10,000 replicates each, the Jeffreys posterior 0.950-0.957
-#: (a vectorised study over binary_from_counts; tests/test_judge_mean.py pins θ = 0.1, m = 20);
-#: at θ = 0.3, m = 30 (about 9) all were within the
-#: binomial band, so the rule is on the count, not on θ.
-RARE_CLASS_MIN = 10
-
-
 def posterior(
     data: Labels,
     judge: str | None = None,
@@ -950,7 +944,7 @@ def posterior(
     Beta distributions, and :math:`\theta = \pi\mu_1 + (1 - \pi)\mu_0` (the paper's target,
     Chen et al. 2026, eq. 1, in the cell-mean parametrisation of its eq. 19). Its
     equal-tailed interval keeps its level where the Wald intervals do not: with few
-    calibration items of the rarer human class (:data:`RARE_CLASS_MIN`).
+    calibration items of the rarer human class (the sets :func:`rare_outcome` flags).
 
     Returns
     -------
@@ -992,17 +986,56 @@ def _posterior_row(lab: Labels, prob: float) -> dict[str, Any]:
                     "(posterior(); exact, 20,000 draws)"}
 
 
-def _rare_class_note(lab: Labels) -> str:
-    """The note of a Wald row when the calibration set has few items of one human class."""
+def rare_outcome(data: Labels, judge: str | None = None) -> dict[str, Any]:
+    r"""Whether the calibration set is too small for its human-label mean to be close to normal.
+
+    The Wald rows of :func:`estimate` (Rogan–Gladen, PPI, PPI++, the MLE, the EIF) all rest on
+    the normal approximation of the calibration mean of the binary human labels. With
+    :math:`m_1` of m labels equal to 1 the flag is
+    :math:`m < 28 + 25\hat G_1^2`, :math:`\hat G_1 = (1 - 2\hat p)/\sqrt{\hat p(1 - \hat p)}`,
+    :math:`\hat p = m_1/m` (Sugden, Smith and Jones 2000's form of Cochran's rule;
+    :func:`~bayescal.frequentist.judge_mean.cores.rare_outcome_rule`): about fewer than 25
+    items of the rarer class. The rule was chosen over a count threshold by
+    ``validation/rare_class_rule.py``, which measures it against the rows' coverage.
+
+    Returns
+    -------
+    dict
+        ``m``, ``m1``, ``m0``, ``rare_class`` (``"Y=1"`` or ``"Y=0"``), ``rare_count``,
+        ``skewness`` (:math:`\hat G_1`), ``m_required`` (:math:`28 + 25\hat G_1^2`) and
+        ``flagged`` (m below it).
+    """
+    lab = _one_judge(data, judge)
+    lab.require_binary()
     c = _counts(_stats(lab))
     m1, m0 = c["N11"] + c["N10"], c["N01"] + c["N00"]
-    few = min(m1, m0)
-    if few >= RARE_CLASS_MIN:
+    rule = rare_outcome_rule(m1, m1 + m0)
+    return {"m": m1 + m0, "m1": m1, "m0": m0, "rare_class": "Y=1" if m1 <= m0 else "Y=0",
+            "rare_count": min(m1, m0), "skewness": float(rule["skewness"]),
+            "m_required": float(rule["m_required"]), "flagged": bool(rule["flagged"])}
+
+
+#: The Wald rows' coverage of 95 % intervals over the cells of ``validation/rare_class_rule.py``
+#: that the rule flags in at least 90 % of replicates (209 row-cells, R = 5000 each; the lowest
+#: is PPI++ at θ = 0.05, q = 0.9, m = 20).
+RARE_COVERAGE = "0.93 at the median and as little as 0.54"
+
+
+def _rare_class_note(lab: Labels) -> str:
+    """The note of a Wald row when :func:`rare_outcome` flags the calibration set."""
+    r = rare_outcome(lab)
+    if not r["flagged"]:
         return ""
-    which = "Y=1" if m1 <= m0 else "Y=0"
-    return (f"small calibration set with a rare outcome: {few} calibration items with {which} "
-            f"(< {RARE_CLASS_MIN}), where Wald intervals cover less than stated (0.83-0.93 "
-            "for 95 % in simulation): use the bayes row")
+    if r["rare_count"] == 0:
+        need = "which no m gives with one class absent"
+    else:
+        need = (f"which needs m > 28 + 25·G1² = {r['m_required']:.0f} with G1 = "
+                f"{r['skewness']:.2f} the labels' skewness (Sugden, Smith and Jones 2000's form "
+                "of Cochran's rule)")
+    return (f"small calibration set or rare outcome: {r['rare_count']} of {r['m']} calibration "
+            f"items have {r['rare_class']}, and the Wald interval assumes their human-label mean "
+            f"is close to normal, {need}. Such sets gave 95 % Wald intervals covering "
+            f"{RARE_COVERAGE} in simulation: use the bayes row")
 
 
 def _row(est: Estimate, prob: float, note: str) -> dict[str, Any]:
