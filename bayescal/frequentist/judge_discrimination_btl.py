@@ -53,7 +53,7 @@ See ``models/judge_discrimination_btl.md``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal, Protocol
@@ -62,7 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lapack
 from scipy.special import expit
 
 from bayescal.basis import zero_sum_basis
@@ -95,9 +95,14 @@ Scale = Literal["log", "natural"]
 _LOG_DISCRIMINATION_MAX = 8.0
 _MAX_ITER = 500
 _GRAD_TOL = 1e-12  # on the per-verdict average log-likelihood
+# the unweighted start's: it moves the scores by ~1e-4 where γ ≢ 1 moves them by ~0.1, and saves
+# two of its Newton iterations with the joint run's unchanged (4-5 on the bench designs)
+_START_GRAD_TOL = 1e-6
 _STALL_GRAD_TOL = 1e-8  # accepted when rounding stops progress (|θ error| ≲ 1e-7)
 _RUNAWAY = 50.0
 _START_CLIP = 5.0  # |log γ| beyond which the scored Newton start is not trusted
+_ROUNDING = 1e-14  # relative rounding of the objective, a sum of non-positive terms
+_SINGULAR = 1e-12  # eigenvalue ratio of the information below which it is singular
 
 
 class PriorsLike(Protocol):
@@ -276,9 +281,8 @@ def _derivatives(
     p = expit(eta)
     r = c.y - c.n * p
     ll = _kernel(eta, c)
-    size = c.size(weighted)
     a_end = n_items + (n_judges if weighted else 0)
-    grad = np.zeros(size)
+    grad = np.zeros(c.size(weighted))
     # ∂ℓ/∂s_i = Σ r γ over cells with i first, minus over cells with i second; kept per
     # (item, judge) because the same sums are the curvature's ability x log γ block
     score = (np.bincount(c.ik, r * gamma, n_items * n_judges)
@@ -290,20 +294,29 @@ def _derivatives(
         grad[n_items:a_end] = np.bincount(c.k, r * scaled, n_judges)
     if c.n_features:
         grad[a_end:] = feature_sums(c.k, r, c.x, n_judges).ravel()
-    parts: dict[str, NDArray[np.float64]] = {"p": p, "r": r}
-    if not hessian:
-        return ll, grad, None, parts
-    expected = _outer(c, gamma, scaled, c.n * p * (1 - p), weighted)
-    curvature = np.zeros((size, size))
+    parts = {"p": p, "r": r, "gamma": gamma, "scaled": scaled, "score": score}
+    return ll, grad, _hessian(c, weighted, grad, parts) if hessian else None, parts
+
+
+def _hessian(c: _Cells, weighted: bool, grad: NDArray[np.float64],
+             parts: dict[str, NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The observed Hessian in the raw (s, log γ, β) from the per-cell pieces of
+    :func:`_derivatives`; ``parts`` gains the expected information."""
+    n_items, a_end = c.n_items, c.n_items + (c.n_judges if weighted else 0)
+    p, score = parts["p"], parts["score"]
+    expected = _outer(c, parts["gamma"], parts["scaled"], c.n * p * (1 - p), weighted)
+    # the Hessian is the curvature term minus the expected information, added in place (one
+    # p x p array, not three: at 1,000 items each costs as much as a pass over the cells)
+    hess = -expected
     if weighted:
         # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = γ(s_i - s_j);
         # η is linear in β, so its rows add no curvature
-        curvature[:n_items, n_items:a_end] = score
-        curvature[n_items:a_end, :n_items] = score.T
-        curvature[n_items:a_end, n_items:a_end] = np.diag(grad[n_items:a_end])
+        hess[:n_items, n_items:a_end] += score
+        hess[n_items:a_end, :n_items] += score.T
+        alpha_rows = np.arange(n_items, a_end)
+        hess[alpha_rows, alpha_rows] += grad[n_items:a_end]
     parts["expected"] = expected
-    parts["gamma"], parts["scaled"] = gamma, scaled
-    return ll, grad, curvature - expected, parts
+    return hess
 
 
 def _outer(
@@ -327,8 +340,12 @@ def _outer(
     a_end = n_items + (n_judges if weighted else 0)
     out = np.zeros((size, size))
     pair = np.bincount(c.ij, weight * gamma**2, n_items * n_items).reshape(n_items, n_items)
-    pair += pair.T
-    out[:n_items, :n_items] = np.diag(pair.sum(axis=1)) - pair
+    # -(W + Wᵀ) off the diagonal, the degrees on it, written into ``out`` without temporaries
+    block = out[:n_items, :n_items]
+    np.negative(pair, out=block)
+    block -= pair.T
+    items = np.arange(n_items)
+    block[items, items] = -block.sum(axis=1)
     if weighted:
         wge = weight * gamma * scaled
         cross = (np.bincount(c.ik, wge, n_items * n_judges)
@@ -417,6 +434,88 @@ def _free_hessian(h: NDArray[np.float64], n_items: int, n_alpha: int) -> NDArray
     return rows(rows(h).T).T
 
 
+def _constraint_blocks(c: _Cells, weighted: bool) -> tuple[slice, ...]:
+    """The raw coordinates' sum-zero blocks: the abilities and, judge-aware, log γ. Their unit
+    normals E (1/√N on the abilities, 1/√K on log γ) complete J of :func:`_chart`: JᵀE = 0,
+    JJᵀ + EEᵀ = I."""
+    n, k = c.n_items, c.n_judges
+    return (slice(0, n), slice(n, n + k)) if weighted else (slice(0, n),)
+
+
+def _completed(h: NDArray[np.float64], blocks: tuple[slice, ...], tau: float
+               ) -> NDArray[np.float64]:
+    """PhP + τEEᵀ with P = I - EEᵀ (E the normals of ``blocks``), in place in ``h``.
+
+    It equals J(JᵀhJ)Jᵀ + τEEᵀ, so (PhP + τEEᵀ + μI)⁻¹P = J(JᵀhJ + μI)⁻¹Jᵀ: a Newton step or a
+    covariance of the free coordinates, mapped back to the raw ones, without forming JᵀhJ (the
+    Helmert prefix sums over a p x p matrix cost ten times this at 1,000 items). With u = hE,
+    w = u - E(Eᵀu + τI)/2, it is h - Ewᵀ - wEᵀ: E is constant on each block, so the update
+    is a broadcast subtraction per block, O(p²) with no p x p temporary.
+    """
+    root = [np.sqrt(b.stop - b.start) for b in blocks]
+    u = np.column_stack([h[:, b].sum(axis=1) / r for b, r in zip(blocks, root, strict=True)])
+    etu = np.array([u[b].sum(axis=0) / r for b, r in zip(blocks, root, strict=True)])
+    w = u.copy()
+    for j, (b, r) in enumerate(zip(blocks, root, strict=True)):
+        w[b] -= (etu[j] + tau * np.eye(len(blocks))[j]) / (2 * r)
+    for j, (b, r) in enumerate(zip(blocks, root, strict=True)):
+        h[b, :] -= w[:, j] / r
+        h[:, b] -= (w[:, j] / r)[:, None]
+    return h
+
+
+def _normal_scale(h: NDArray[np.float64], blocks: tuple[slice, ...]) -> float:
+    """τ for :func:`_completed`: the mean diagonal of PhP (1 if it is 0), so that the
+    constraint normals' eigenvalue sits among the chart's and P(·)⁻¹P cancels no digits."""
+    ehe = sum(float(h[b, b].sum()) / (b.stop - b.start) for b in blocks)
+    t = (float(np.trace(h)) - ehe) / (h.shape[0] - len(blocks))
+    return abs(t) if t != 0 else 1.0
+
+
+def _cholesky_inverse(chol: tuple[NDArray[np.float64], bool]) -> NDArray[np.float64]:
+    """M⁻¹ from ``cho_factor(M, lower=True)``: LAPACK's potri (p³ flops, a third of
+    ``inv``'s), which fills the lower triangle only."""
+    inv, info = lapack.dpotri(chol[0], lower=chol[1])
+    if info:
+        raise LinAlgError(f"potri failed (info {info})")
+    lower = np.tril(inv)
+    return lower + np.tril(lower, -1).T
+
+
+def _information_inverse(x: NDArray[np.float64], blocks: tuple[slice, ...],
+                         jac: NDArray[np.float64]) -> NDArray[np.float64]:
+    """G = J(JᵀxJ)⁻¹Jᵀ for an information x in the raw coordinates (overwritten); refuses a
+    singular JᵀxJ.
+
+    One Cholesky factorisation of M = PxP + τEEᵀ and its inverse, projected: G = PM⁻¹P. The
+    refusal rule is the eigenvalues' λ_min ≤ 1e-12 λ_max of JᵀxJ; it is decided without them
+    when λ_max/λ_min ≤ (‖M‖_∞ + τ)‖G‖_∞ < 1e12 (λ_max(JᵀxJ) ≤ ‖PxP‖_∞ ≤ ‖M‖_∞ + τ‖EEᵀ‖_∞
+    with ‖EEᵀ‖_∞ = 1, and 1/λ_min = λ_max(G) ≤ ‖G‖_∞), and from ``eigvalsh`` otherwise (a
+    failed factorisation, or a bound at or above 1e12).
+    """
+    tau = _normal_scale(x, blocks)
+    m = _completed(x, blocks, tau)
+    top = float(np.abs(m).sum(axis=1).max()) + tau
+    try:
+        chol = cho_factor(m, lower=True, check_finite=False)
+        g = _completed(_cholesky_inverse(chol), blocks, 0.0)
+    except LinAlgError:
+        g = None
+    if g is not None and top * float(np.abs(g).sum(axis=1).max()) * _SINGULAR < 1:
+        return g
+    free = jac.T @ m @ jac  # = JᵀxJ, since JᵀE = 0
+    eig = np.linalg.eigvalsh(free)
+    if eig[0] <= _SINGULAR * eig[-1]:
+        raise IdentificationError(
+            # eigenvalues, not their ratio: a ratio overflows when a 1e9 count meets a zero
+            "the information matrix is singular at the estimate (eigenvalues from "
+            f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
+            "(all abilities equal?) or some parameters are not identified"
+        )
+    # the factorisation failed on an information the eigenvalues call regular (rounding)
+    return g if g is not None else jac @ np.linalg.inv(free) @ jac.T
+
+
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
     """Diagonal prior precision in the raw coordinates (zero where a prior is flat or absent)."""
     prec = np.zeros(c.size(weighted))
@@ -435,7 +534,7 @@ def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray
 
 def _optimize(
     c: _Cells, weighted: bool, prec: NDArray[np.float64], jac: NDArray[np.float64],
-    start: NDArray[np.float64] | None = None,
+    start: NDArray[np.float64] | None = None, tol: float = _GRAD_TOL,
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
     """Damped Newton (Levenberg–Marquardt) on the free coordinates, from ``start`` (else 0).
 
@@ -443,20 +542,27 @@ def _optimize(
     by μI until it is a descent step; near the optimum μ → 0 and convergence is quadratic.
     """
     scale = 1.0 / c.n.sum()  # optimise the per-verdict average so tolerances do not scale with T
-    n_items = c.n_items
+    blocks = _constraint_blocks(c, weighted)
+    diagonal = np.diag_indices(c.size(weighted))
 
     def evaluate(
-        theta: NDArray[np.float64], hessian: bool
-    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
+        theta: NDArray[np.float64]
+    ) -> tuple[float, NDArray[np.float64], Callable[[], NDArray[np.float64]]]:
+        """Objective, its gradient in the free coordinates, and the means of its Hessian in the
+        raw ones completed by :func:`_completed` (the free Hessian is JᵀHJ; the step is
+        solved in raw), formed only when a step is taken: at the optimum it is not needed."""
         raw = jac @ theta
         s, alpha, beta = c.split(raw, weighted)
-        ll, grad, hess, _ = _derivatives(s, alpha, c, weighted, hessian, beta)
+        ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
         g_free = -(jac.T @ (grad - prec * raw)) * scale
-        h_free = (None if hess is None
-                  else -_free_hessian(hess - np.diag(prec), n_items,
-                                             c.n_judges if weighted else 0) * scale)
-        return value, g_free, h_free
+
+        def hessian() -> NDArray[np.float64]:
+            h_raw = _hessian(c, weighted, grad, parts)
+            h_raw *= -scale
+            h_raw[diagonal] += prec * scale
+            return _completed(h_raw, blocks, _normal_scale(h_raw, blocks))
+        return value, g_free, hessian
 
     def trial_value(theta: NDArray[np.float64]) -> float:
         # a trial step needs the objective only, not the gradient's per-cell sums
@@ -466,26 +572,31 @@ def _optimize(
         return -(ll - 0.5 * np.sum(prec * raw**2)) * scale
 
     theta = np.zeros(jac.shape[1]) if start is None else start
-    value, grad, hess = evaluate(theta, hessian=True)
+    value, grad, hessian = evaluate(theta)
     damping, iterations, converged = 0.0, 0, False
-    eye = np.eye(len(theta))
     while iterations < _MAX_ITER:
         iterations += 1
-        assert hess is not None
-        if np.max(np.abs(grad)) < _GRAD_TOL:
+        if np.max(np.abs(grad)) < tol:
             converged = True
             break
+        hess = hessian()
         while True:
+            damped = hess.copy()
+            damped[diagonal] += damping
             try:
-                chol = np.linalg.cholesky(hess + damping * eye)
-            except np.linalg.LinAlgError:
+                chol = cho_factor(damped, lower=True, overwrite_a=True, check_finite=False)
+            except LinAlgError:
                 damping = max(4 * damping, 1e-6)
                 continue
-            step = -cho_solve((chol, True), grad)
+            # (PHP + τEEᵀ + μI)⁻¹ J g = J (JᵀHJ + μI)⁻¹ g: the damped free step, mapped back
+            step = -(jac.T @ cho_solve(chol, jac @ grad, check_finite=False))
             with np.errstate(over="ignore", invalid="ignore"):
                 # a trial step may overflow exp(log γ); it is then rejected, not reported
                 new_value = trial_value(theta + step)
-            if np.isfinite(new_value) and new_value <= value:
+            # a rise within the objective's rounding is accepted: near the optimum the step's
+            # decrease ½gᵀH⁻¹g falls below it, and rejecting such a step left the gradient at
+            # 1e-12 per verdict, where the accepted step takes it to 1e-17 (20 models, 18 judges)
+            if np.isfinite(new_value) and new_value - value <= _ROUNDING * abs(value):
                 break
             damping = max(4 * damping, 1e-6)
             if damping > 1e12:
@@ -496,7 +607,7 @@ def _optimize(
             break
         theta = theta + step
         damping = damping / 4 if damping > 1e-9 else 0.0
-        value, grad, hess = evaluate(theta, hessian=True)
+        value, grad, hessian = evaluate(theta)
         # a parameter running off to infinity: stop and let the boundary checks name it
         if np.max(np.abs(jac @ theta)) > _RUNAWAY:
             break
@@ -711,31 +822,22 @@ def fit(
         )
     ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True, beta=beta)
     assert hess is not None
-    observed = -hess + np.diag(prec)
-    bread = jac.T @ (parts["expected"] + np.diag(prec) if request.kind == "expected"
-                     else observed) @ jac
-    eig = np.linalg.eigvalsh(bread)
-    if eig[0] <= 1e-12 * eig[-1]:
-        raise IdentificationError(
-            # eigenvalues, not their ratio: a ratio overflows when a 1e9 count meets a zero
-            "the information matrix is singular at the estimate (eigenvalues from "
-            f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
-            "(all abilities equal?) or some parameters are not identified"
-        )
+    # the bread in the raw coordinates; every kind is J(·)Jᵀ of its free-coordinate form
+    bread = parts["expected"] if request.kind == "expected" else -hess
+    bread[np.diag_indices(len(prec))] += prec
+    inverse = _information_inverse(bread, _constraint_blocks(c, weighted), jac)
     if request.kind == "sandwich":
         p = parts["p"]
         # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
         sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
-        meat = jac.T @ _outer(c, parts["gamma"], parts["scaled"], sq_resid, weighted) @ jac
-        cov_free = covariance.sandwich(bread, meat)
+        meat = _outer(c, parts["gamma"], parts["scaled"], sq_resid, weighted)
+        cov_raw = covariance.sandwich_from_inverse(inverse, meat)
     elif request.kind == "cluster":
         assert records is not None
-        meat = jac.T @ _cluster_meat(c, records, parts, weighted,
-                                     str(request.correction)) @ jac
-        cov_free = covariance.sandwich(bread, meat)
+        meat = _cluster_meat(c, records, parts, weighted, str(request.correction))
+        cov_raw = covariance.sandwich_from_inverse(inverse, meat)
     else:
-        cov_free = np.linalg.inv(bread)
-    cov_raw = jac @ cov_free @ jac.T
+        cov_raw = inverse
     extra = {**request.as_info(),
              "n_clusters": None if records is None else int(records.n_clusters)}
     return _estimate(data, s, alpha, beta, cov_raw, weighted, ll, penalty, {**info, **extra},
@@ -759,7 +861,7 @@ def _plain_start(
     n_items, a_end = c.n_items, c.n_items + c.n_judges
     plain = _cells(data, False)
     theta, info = _optimize(plain, False, np.concatenate([prec[:n_items], prec[a_end:]]),
-                            _chart(plain, False))
+                            _chart(plain, False), tol=_START_GRAD_TOL)
     if not info["converged"]:
         return None
     # the plain fit's free coordinates are (u, β): s = A_s u, β unconstrained
