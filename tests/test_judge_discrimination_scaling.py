@@ -180,3 +180,105 @@ def test_results_pinned_to_the_dense_code_on_the_bench_designs(name):
     models): catches what only shows at scale (a solver tolerance loose enough to move a
     1,000-model fit)."""
     _assert_pinned(_fit(SLOW, name), PINNED_SLOW[name])
+
+
+# ------------------------------------------------- the raw-coordinate linear algebra, dense
+def _chart_and_normals(n_items: int, n_judges: int, weighted: bool, n_beta: int):
+    """J = blockdiag(A_s, A_α, I) from ``zero_sum_basis`` and the normals E, written out."""
+    from scipy.linalg import block_diag
+
+    from bayescal.basis import zero_sum_basis
+
+    blocks = [zero_sum_basis(n_items)] + ([zero_sum_basis(n_judges)] if weighted else [])
+    jac = block_diag(*blocks, np.eye(n_beta)) if n_beta else block_diag(*blocks)
+    sizes = [n_items] + ([n_judges] if weighted else [])
+    normals = np.zeros((jac.shape[0], len(sizes)))
+    start = 0
+    for col, size in enumerate(sizes):
+        normals[start:start + size, col] = 1 / np.sqrt(size)
+        start += size
+    slices = (slice(0, n_items),) + ((slice(n_items, n_items + n_judges),) if weighted else ())
+    return jac, normals, slices
+
+
+SHAPES = [(6, 4, True, 0), (7, 1, False, 0), (2, 2, True, 0), (5, 3, True, 6), (4, 2, False, 2)]
+
+
+@pytest.mark.parametrize(("n_items", "n_judges", "weighted", "n_beta"), SHAPES)
+def test_completed_matrix_is_the_chart_product_and_gives_the_free_step(
+        n_items, n_judges, weighted, n_beta):
+    """PhP + τEEᵀ, formed in place by block broadcasts, equals J(JᵀhJ)Jᵀ + τEEᵀ from the dense
+    basis, and the damped step solved with it equals the free coordinates' (JᵀhJ + μI)⁻¹g.
+    Catches a sign or a missing ½ in the rank-2 update, a normal scaled by 1/N instead of
+    1/√N, τ put on the wrong block, or the log γ block left unprojected."""
+    jac, normals, slices = _chart_and_normals(n_items, n_judges, weighted, n_beta)
+    rng = np.random.default_rng(4)
+    h = rng.normal(size=(jac.shape[0],) * 2)
+    h = h @ h.T + np.eye(jac.shape[0])
+    tau = 2.5
+    want = jac @ (jac.T @ h @ jac) @ jac.T + tau * normals @ normals.T
+    got = jdf._completed(h.copy(), slices, tau)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+    g, mu = rng.normal(size=jac.shape[1]), 0.3
+    free_step = np.linalg.solve(jac.T @ h @ jac + mu * np.eye(jac.shape[1]), g)
+    raw_step = jac.T @ np.linalg.solve(got + mu * np.eye(jac.shape[0]), jac @ g)
+    np.testing.assert_allclose(raw_step, free_step, rtol=1e-12, atol=1e-14)
+
+
+def _information(jac, normals, eigenvalues, rng):
+    """A raw information x whose chart block JᵀxJ has the given eigenvalues, with arbitrary
+    (symmetric) entries along the normals E, as the raw Hessians have."""
+    q = np.linalg.qr(rng.normal(size=(jac.shape[1],) * 2))[0]
+    free = q @ np.diag(eigenvalues) @ q.T
+    cross = rng.normal(size=(jac.shape[0], normals.shape[1]))
+    side = normals @ cross.T
+    return jac @ free @ jac.T + side + side.T, free
+
+
+@pytest.mark.parametrize(("n_items", "n_judges", "weighted", "n_beta"), SHAPES)
+def test_information_inverse_is_the_dense_inverse_mapped_back(
+        n_items, n_judges, weighted, n_beta):
+    """J(JᵀxJ)⁻¹Jᵀ from one Cholesky factorisation of the completed matrix and its projected
+    inverse equals the dense inverse of the free information mapped back. Catches the
+    normals' EEᵀ/τ left in Σ (no projection), the inverse's triangles mixed (potri fills one),
+    or the entries of x along E leaking into Σ."""
+    jac, normals, slices = _chart_and_normals(n_items, n_judges, weighted, n_beta)
+    rng = np.random.default_rng(5)
+    x, free = _information(jac, normals, rng.uniform(0.5, 40, jac.shape[1]), rng)
+    want = jac @ np.linalg.inv(free) @ jac.T
+    np.testing.assert_allclose(jdf._information_inverse(x, slices, jac), want, rtol=0,
+                               atol=1e-12 * np.abs(want).max())
+
+
+@pytest.mark.parametrize(("spread", "singular", "eigenvalues_needed"),
+                         [(1e9, False, False), (10**11.8, False, True), (10**12.3, True, True),
+                          (1e16, True, True)])
+def test_singularity_rule_is_the_eigenvalue_rule(spread, singular, eigenvalues_needed,
+                                                 monkeypatch):
+    """The refusal is λ_min ≤ 1e-12 λ_max of the free information, as it was with eigvalsh:
+    regular at a spread of 1e9 (decided by the norm bound, no eigenvalues) and of 10^11.8
+    (where the bound exceeds 1e12 and the eigenvalues decide), refused from 10^12.3 on, and
+    for an information with a negative eigenvalue. Catches a rule decided by the norm bound
+    alone (refusing a regular information), by a successful factorisation alone (accepting a
+    singular one), or eigenvalues computed on every fit (the n³ cost this path removes)."""
+    from bayescal.identify import IdentificationError
+
+    calls = []
+    eigvalsh = np.linalg.eigvalsh
+    monkeypatch.setattr(np.linalg, "eigvalsh", lambda a: calls.append(1) or eigvalsh(a))
+    jac, normals, slices = _chart_and_normals(6, 3, True, 0)
+    rng = np.random.default_rng(6)
+    eigenvalues = np.geomspace(1.0, spread, jac.shape[1])
+    x, free = _information(jac, normals, eigenvalues, rng)
+    if singular:
+        with pytest.raises(IdentificationError, match="eigenvalues from"):
+            jdf._information_inverse(x, slices, jac)
+    else:
+        got = jdf._information_inverse(x, slices, jac)
+        want = jac @ np.linalg.inv(free) @ jac.T
+        # both inverses carry rounding of order cond x 1e-16 relative
+        np.testing.assert_allclose(got, want, rtol=0, atol=spread * 1e-13 * np.abs(want).max())
+    assert bool(calls) == eigenvalues_needed
+    x, _ = _information(jac, normals, np.r_[-1.0, eigenvalues[1:]], rng)
+    with pytest.raises(IdentificationError, match="eigenvalues from"):
+        jdf._information_inverse(x, slices, jac)

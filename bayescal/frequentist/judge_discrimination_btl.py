@@ -273,14 +273,18 @@ def loglik(
 
 def _derivatives(
     s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, weighted: bool, hessian: bool,
-    beta: NDArray[np.float64] | None = None,
+    beta: NDArray[np.float64] | None = None, known: tuple[Any, ...] | None = None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, dict[str, NDArray[np.float64]]]:
-    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ, β)."""
+    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ, β);
+    ``known``: the (γ, scaled difference, η, log-likelihood) a trial step already computed."""
     n_items, n_judges = c.n_items, c.n_judges
-    gamma, scaled, eta = _predictor(s, alpha, c, beta)
+    if known is None:
+        gamma, scaled, eta = _predictor(s, alpha, c, beta)
+        ll = _kernel(eta, c)
+    else:
+        gamma, scaled, eta, ll = known
     p = expit(eta)
     r = c.y - c.n * p
-    ll = _kernel(eta, c)
     a_end = n_items + (n_judges if weighted else 0)
     grad = np.zeros(c.size(weighted))
     # ∂ℓ/∂s_i = Σ r γ over cells with i first, minus over cells with i second; kept per
@@ -478,8 +482,7 @@ def _cholesky_inverse(chol: tuple[NDArray[np.float64], bool]) -> NDArray[np.floa
     inv, info = lapack.dpotri(chol[0], lower=chol[1])
     if info:
         raise LinAlgError(f"potri failed (info {info})")
-    lower = np.tril(inv)
-    return lower + np.tril(lower, -1).T
+    return np.where(np.tri(len(inv), dtype=bool), inv, inv.T)
 
 
 def _information_inverse(x: NDArray[np.float64], blocks: tuple[slice, ...],
@@ -546,14 +549,14 @@ def _optimize(
     diagonal = np.diag_indices(c.size(weighted))
 
     def evaluate(
-        theta: NDArray[np.float64]
+        theta: NDArray[np.float64], known: tuple[Any, ...] | None = None
     ) -> tuple[float, NDArray[np.float64], Callable[[], NDArray[np.float64]]]:
         """Objective, its gradient in the free coordinates, and the means of its Hessian in the
         raw ones completed by :func:`_completed` (the free Hessian is JᵀHJ; the step is
         solved in raw), formed only when a step is taken: at the optimum it is not needed."""
         raw = jac @ theta
         s, alpha, beta = c.split(raw, weighted)
-        ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta)
+        ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta, known)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
         g_free = -(jac.T @ (grad - prec * raw)) * scale
 
@@ -564,12 +567,14 @@ def _optimize(
             return _completed(h_raw, blocks, _normal_scale(h_raw, blocks))
         return value, g_free, hessian
 
-    def trial_value(theta: NDArray[np.float64]) -> float:
-        # a trial step needs the objective only, not the gradient's per-cell sums
+    def trial_value(theta: NDArray[np.float64]) -> tuple[float, tuple[Any, ...]]:
+        # a trial step needs the objective only, not the gradient's per-cell sums; its
+        # predictor and log-likelihood are kept for the gradient if the step is taken
         raw = jac @ theta
         s, alpha, beta = c.split(raw, weighted)
-        ll = _kernel(_predictor(s, alpha, c, beta)[2], c)
-        return -(ll - 0.5 * np.sum(prec * raw**2)) * scale
+        gamma, scaled, eta = _predictor(s, alpha, c, beta)
+        ll = _kernel(eta, c)
+        return -(ll - 0.5 * np.sum(prec * raw**2)) * scale, (gamma, scaled, eta, ll)
 
     theta = np.zeros(jac.shape[1]) if start is None else start
     value, grad, hessian = evaluate(theta)
@@ -592,7 +597,7 @@ def _optimize(
             step = -(jac.T @ cho_solve(chol, jac @ grad, check_finite=False))
             with np.errstate(over="ignore", invalid="ignore"):
                 # a trial step may overflow exp(log γ); it is then rejected, not reported
-                new_value = trial_value(theta + step)
+                new_value, known = trial_value(theta + step)
             # a rise within the objective's rounding is accepted: near the optimum the step's
             # decrease ½gᵀH⁻¹g falls below it, and rejecting such a step left the gradient at
             # 1e-12 per verdict, where the accepted step takes it to 1e-17 (20 models, 18 judges)
@@ -607,7 +612,7 @@ def _optimize(
             break
         theta = theta + step
         damping = damping / 4 if damping > 1e-9 else 0.0
-        value, grad, hessian = evaluate(theta)
+        value, grad, hessian = evaluate(theta, known)
         # a parameter running off to infinity: stop and let the boundary checks name it
         if np.max(np.abs(jac @ theta)) > _RUNAWAY:
             break
