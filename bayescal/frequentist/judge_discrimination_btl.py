@@ -417,25 +417,47 @@ def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
 
 
 def _helmert_t(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A^T x for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n) per column.
+    """A^T x for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n).
 
     Row k of A^T x (k = 1..n-1) is (x_1 + ... + x_k - k x_{k+1}) / sqrt(k(k+1)): a prefix sum,
-    where a dense product costs O(n²) per column (the whole run's cost at 1000 items).
+    where the dense product costs O(n²).
     """
-    k = np.arange(1, len(x), dtype=np.float64).reshape((-1,) + (1,) * (x.ndim - 1))
-    return (np.cumsum(x, axis=0)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
+    k = np.arange(1, len(x), dtype=np.float64)
+    return (np.cumsum(x)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
 
 
-def _free_hessian(h: NDArray[np.float64], n_items: int, n_alpha: int) -> NDArray[np.float64]:
-    """J^T h J for J = blockdiag(A_s, A_α, I) of :func:`_chart` (``n_alpha`` = K weighted, else
-    0), by Helmert prefix sums."""
-    def rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        parts = [_helmert_t(x[:n_items])]
-        if n_alpha:
-            parts.append(_helmert_t(x[n_items:n_items + n_alpha]))
-        parts.append(x[n_items + n_alpha:])
-        return np.vstack(parts)
-    return rows(rows(h).T).T
+def _helmert(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A u for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n).
+
+    Row r (r = 0..n-1) of A u is Σ_{k>r} v_k - r v_r with v_k = u_k / sqrt(k(k+1)) (k = 1..n-1,
+    v_0 = 0): a suffix sum, where the dense product costs O(n²).
+    """
+    k = np.arange(1, len(u) + 1, dtype=np.float64)
+    v = u / np.sqrt(k * (k + 1))
+    out = np.zeros(len(u) + 1)
+    out[:-1] = np.cumsum(v[::-1])[::-1]
+    out[1:] -= k * v
+    return out
+
+
+def _chart_raw(theta: NDArray[np.float64], c: _Cells, weighted: bool) -> NDArray[np.float64]:
+    """J θ for J of :func:`_chart` (free -> raw), by Helmert suffix sums in O(p)."""
+    n, k = c.n_items, c.n_judges
+    parts = [_helmert(theta[:n - 1])]
+    if weighted:
+        parts.append(_helmert(theta[n - 1:n + k - 2]))
+    parts.append(theta[n + k - 2 if weighted else n - 1:])
+    return np.concatenate(parts)
+
+
+def _chart_free(raw: NDArray[np.float64], c: _Cells, weighted: bool) -> NDArray[np.float64]:
+    """Jᵀ x for J of :func:`_chart` (raw -> free, J has orthonormal columns), in O(p)."""
+    n, k = c.n_items, c.n_judges
+    parts = [_helmert_t(raw[:n])]
+    if weighted:
+        parts.append(_helmert_t(raw[n:n + k]))
+    parts.append(raw[n + (k if weighted else 0):])
+    return np.concatenate(parts)
 
 
 def _constraint_blocks(c: _Cells, weighted: bool) -> tuple[slice, ...]:
@@ -486,7 +508,7 @@ def _cholesky_inverse(chol: tuple[NDArray[np.float64], bool]) -> NDArray[np.floa
 
 
 def _information_inverse(x: NDArray[np.float64], blocks: tuple[slice, ...],
-                         jac: NDArray[np.float64]) -> NDArray[np.float64]:
+                         chart: Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
     """G = J(JᵀxJ)⁻¹Jᵀ for an information x in the raw coordinates (overwritten); refuses a
     singular JᵀxJ.
 
@@ -506,6 +528,7 @@ def _information_inverse(x: NDArray[np.float64], blocks: tuple[slice, ...],
         g = None
     if g is not None and top * float(np.abs(g).sum(axis=1).max()) * _SINGULAR < 1:
         return g
+    jac = chart()  # the dense J, needed only here
     free = jac.T @ m @ jac  # = JᵀxJ, since JᵀE = 0
     eig = np.linalg.eigvalsh(free)
     if eig[0] <= _SINGULAR * eig[-1]:
@@ -536,7 +559,7 @@ def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray
 
 
 def _optimize(
-    c: _Cells, weighted: bool, prec: NDArray[np.float64], jac: NDArray[np.float64],
+    c: _Cells, weighted: bool, prec: NDArray[np.float64],
     start: NDArray[np.float64] | None = None, tol: float = _GRAD_TOL,
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
     """Damped Newton (Levenberg–Marquardt) on the free coordinates, from ``start`` (else 0).
@@ -554,11 +577,11 @@ def _optimize(
         """Objective, its gradient in the free coordinates, and the means of its Hessian in the
         raw ones completed by :func:`_completed` (the free Hessian is JᵀHJ; the step is
         solved in raw), formed only when a step is taken: at the optimum it is not needed."""
-        raw = jac @ theta
+        raw = _chart_raw(theta, c, weighted)
         s, alpha, beta = c.split(raw, weighted)
         ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta, known)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
-        g_free = -(jac.T @ (grad - prec * raw)) * scale
+        g_free = -_chart_free(grad - prec * raw, c, weighted) * scale
 
         def hessian() -> NDArray[np.float64]:
             h_raw = _hessian(c, weighted, grad, parts)
@@ -570,13 +593,14 @@ def _optimize(
     def trial_value(theta: NDArray[np.float64]) -> tuple[float, tuple[Any, ...]]:
         # a trial step needs the objective only, not the gradient's per-cell sums; its
         # predictor and log-likelihood are kept for the gradient if the step is taken
-        raw = jac @ theta
+        raw = _chart_raw(theta, c, weighted)
         s, alpha, beta = c.split(raw, weighted)
         gamma, scaled, eta = _predictor(s, alpha, c, beta)
         ll = _kernel(eta, c)
         return -(ll - 0.5 * np.sum(prec * raw**2)) * scale, (gamma, scaled, eta, ll)
 
-    theta = np.zeros(jac.shape[1]) if start is None else start
+    n_free = c.size(weighted) - len(blocks)
+    theta = np.zeros(n_free) if start is None else start
     value, grad, hessian = evaluate(theta)
     damping, iterations, converged = 0.0, 0, False
     while iterations < _MAX_ITER:
@@ -594,7 +618,8 @@ def _optimize(
                 damping = max(4 * damping, 1e-6)
                 continue
             # (PHP + τEEᵀ + μI)⁻¹ J g = J (JᵀHJ + μI)⁻¹ g: the damped free step, mapped back
-            step = -(jac.T @ cho_solve(chol, jac @ grad, check_finite=False))
+            step = -_chart_free(cho_solve(chol, _chart_raw(grad, c, weighted),
+                                          check_finite=False), c, weighted)
             with np.errstate(over="ignore", invalid="ignore"):
                 # a trial step may overflow exp(log γ); it is then rejected, not reported
                 new_value, known = trial_value(theta + step)
@@ -614,7 +639,7 @@ def _optimize(
         damping = damping / 4 if damping > 1e-9 else 0.0
         value, grad, hessian = evaluate(theta, known)
         # a parameter running off to infinity: stop and let the boundary checks name it
-        if np.max(np.abs(jac @ theta)) > _RUNAWAY:
+        if np.max(np.abs(_chart_raw(theta, c, weighted))) > _RUNAWAY:
             break
     info = {
         "optimizer": "damped Newton",
@@ -812,10 +837,9 @@ def fit(
             data, penalized=penalty is not None and penalty.discrimination_sd is not None
         )
     c = _cells(data, weighted)
-    jac = _chart(c, weighted)
     prec = _precision(c, weighted, penalty)
-    theta, info = _optimize(c, weighted, prec, jac, _plain_start(data, c, weighted, prec, jac))
-    raw = jac @ theta
+    theta, info = _optimize(c, weighted, prec, _plain_start(data, c, weighted, prec))
+    raw = _chart_raw(theta, c, weighted)
     s, alpha, beta = c.split(raw, weighted)
     if weighted and (penalty is None or penalty.discrimination_sd is None):
         _check_boundary(s, alpha, beta, c, data.judges)
@@ -830,7 +854,8 @@ def fit(
     # the bread in the raw coordinates; every kind is J(·)Jᵀ of its free-coordinate form
     bread = parts["expected"] if request.kind == "expected" else -hess
     bread[np.diag_indices(len(prec))] += prec
-    inverse = _information_inverse(bread, _constraint_blocks(c, weighted), jac)
+    inverse = _information_inverse(bread, _constraint_blocks(c, weighted),
+                                   lambda: _chart(c, weighted))
     if request.kind == "sandwich":
         p = parts["p"]
         # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
@@ -851,7 +876,6 @@ def fit(
 
 def _plain_start(
     data: Comparisons, c: _Cells, weighted: bool, prec: NDArray[np.float64],
-    jac: NDArray[np.float64],
 ) -> NDArray[np.float64] | None:
     """Start of the judge-aware Newton run: the unweighted BTL fit (γ ≡ 1), else None (0).
 
@@ -866,11 +890,11 @@ def _plain_start(
     n_items, a_end = c.n_items, c.n_items + c.n_judges
     plain = _cells(data, False)
     theta, info = _optimize(plain, False, np.concatenate([prec[:n_items], prec[a_end:]]),
-                            _chart(plain, False), tol=_START_GRAD_TOL)
+                            tol=_START_GRAD_TOL)
     if not info["converged"]:
         return None
     # the plain fit's free coordinates are (u, β): s = A_s u, β unconstrained
-    s = _chart(plain, False)[:n_items, : n_items - 1] @ theta[: n_items - 1]
+    s = _helmert(theta[: n_items - 1])
     beta = theta[n_items - 1:].reshape(c.n_judges, c.n_features)
     alpha = np.zeros(c.n_judges)
     prec_alpha = prec[n_items:a_end]
@@ -894,7 +918,7 @@ def _plain_start(
             break
     # (s, α) sum to zero, so (s, α, β) lies in the chart's column space: its coordinates are
     # Jᵀ(s, α, β) (J has orthonormal columns)
-    return jac.T @ np.concatenate([s, alpha, beta.ravel()])
+    return _chart_free(np.concatenate([s, alpha, beta.ravel()]), c, weighted)
 
 
 def _cluster_records(data: Comparisons, request: Request, weighted: bool) -> ClusterRecords:
