@@ -282,3 +282,21 @@ def test_singularity_rule_is_the_eigenvalue_rule(spread, singular, eigenvalues_n
     x, _ = _information(jac, normals, np.r_[-1.0, eigenvalues[1:]], rng)
     with pytest.raises(IdentificationError, match="eigenvalues from"):
         jdf._information_inverse(x, slices, lambda: jac)
+
+
+def test_bench_scaling_table_reports_cpu_seconds_per_million_cells(capsys):
+    """``bench/run.py --only judge_mle`` ends with the scaling table: cells, CPU seconds and
+    CPU seconds per million cells per size. Catches the wall time (first of each pair) put in
+    the CPU column, or seconds divided by cells without the 1e6."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+    spec = importlib.util.spec_from_file_location("bench_run_scaling", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = {"judge_mle": {"300": {"twin": [9.0, 0.5], "plain": [9.0, 0.1], "cells": 500_000},
+                             "1000": {"twin": [9.0, 1.0], "plain": [9.0, 0.4],
+                                      "cells": 1_000_000}}}
+    bench.judge_mle_scaling(results, 1_000_000)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[-2:]]
+    assert rows == [["300", "500,000", "0.500", "1.000", "0.100"],
+                    ["1000", "1,000,000", "1.000", "1.000", "0.400"]]
