@@ -300,3 +300,21 @@ def test_bench_scaling_table_reports_cpu_seconds_per_million_cells(capsys):
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[-2:]]
     assert rows == [["300", "500,000", "0.500", "1.000", "0.100"],
                     ["1000", "1,000,000", "1.000", "1.000", "0.400"]]
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_per_judge_sums_equal_bincount(order):
+    """Per-judge sums by contiguous segments (cells sorted by judge) equal ``np.bincount``,
+    with a judge that has no cells and the unsorted fallback. Catches ``reduceat`` given an
+    empty judge's segment (it returns the next judge's first value, not 0) or segment sums
+    taken over cells that are not sorted by judge."""
+    rng = np.random.default_rng(7)
+    k = np.sort(rng.choice([0, 1, 3, 4], size=50))  # judge 2 (and 5) have no cells
+    if order == "shuffled":
+        k = rng.permutation(k)
+    empty = np.zeros(k.size, dtype=np.int64)
+    cells = jdf._Cells(empty, empty, k, *(np.ones(k.size),) * 3, 3, 6, np.zeros((k.size, 0)))
+    values = rng.normal(size=k.size)
+    assert (cells.judge_bounds is None) == (order == "shuffled")
+    np.testing.assert_allclose(cells.per_judge(values), np.bincount(k, values, 6), rtol=1e-14,
+                               atol=1e-14)
