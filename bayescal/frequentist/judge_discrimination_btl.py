@@ -600,9 +600,9 @@ def _optimize(
     def evaluate(
         theta: NDArray[np.float64], known: tuple[Any, ...] | None = None
     ) -> tuple[float, NDArray[np.float64], Callable[[], NDArray[np.float64]]]:
-        """Objective, its gradient in the free coordinates, and the means of its Hessian in the
-        raw ones completed by :func:`_completed` (the free Hessian is JᵀHJ; the step is
-        solved in raw), formed only when a step is taken: at the optimum it is not needed."""
+        """Objective, its gradient in the free coordinates, and a function forming its Hessian
+        in the raw ones, completed by :func:`_completed` (the free Hessian is JᵀHJ; the step
+        is solved in raw): called only when a step is taken, not at the optimum."""
         raw = _chart_raw(theta, c, weighted)
         s, alpha, beta = c.split(raw, weighted)
         ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta, known)
