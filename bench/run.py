@@ -21,11 +21,13 @@ NUTS                   bc.fit nutpie 4 x 1000, 45 x 18 / 1M verdicts:   ≤ 25 s
                        first fit (compiles) and a second fit of the
                        same structure (new data, no recompilation)
 judge-aware MLE        twin fit + Wald at 1M verdicts, 18 judges, 20 /  choix
-                       45 / 100 / 300 / 1000 models; plain BT twin      ilsr_pairwise_dense;
-                                                                        Arena-style BT with
-                                                                        sandwich (statsmodels
-                                                                        GLM, HC0); ≤ 1 s and
-                                                                        ≤ 12x choix at 300
+                       45 / 100 / 300 / 1000 models; plain BT twin;     ilsr_pairwise_dense;
+                       one BLAS thread, least CPU time of 3 runs; a     Arena-style BT with
+                       scaling table: cells, CPU-s, s per 1M cells      sandwich (statsmodels
+                                                                        GLM, HC0); ≤ 1 CPU-s
+                                                                        and ≤ 12x choix at
+                                                                        300; s per 1M cells
+                                                                        flat to 1000 models
 Chen et al.               judge_mean.estimate, 10^6 test items             ppi-python PPI++; ≤ 3x
 design                 next_comparisons on a judge-aware fit of 50      ≤ 0.1 s CPU for one
                        models and 4 judges: one verdict, a batch of 50  verdict, ≤ 0.5 s CPU
@@ -43,6 +45,8 @@ Run::
     python bench/run.py            # full sizes (about 10 minutes on 2 cores)
     python bench/run.py --quick    # small sizes, a smoke run (a minute or two)
     python bench/run.py --only map,frame
+    python bench/run.py --only judge_mle                        # the scaling table to 1000
+    python bench/run.py --only judge_mle --mle-items 300,1000   # some sizes only
 """
 
 from __future__ import annotations
@@ -243,7 +247,13 @@ def _arena_bt(data) -> Any:
 
 def child_judge_mle(size: dict[str, Any]) -> dict[str, Any]:
     import choix
+    from threadpoolctl import threadpool_limits
 
+    with threadpool_limits(1):  # CPU seconds of one thread: the cost, not the machine's load
+        return _judge_mle(size, choix)
+
+
+def _judge_mle(size: dict[str, Any], choix: Any) -> dict[str, Any]:
     from bayescal import simulate
     from bayescal.frequentist import judge_discrimination_btl as twin
 
@@ -262,11 +272,12 @@ def child_judge_mle(size: dict[str, Any]) -> dict[str, Any]:
             calls.append(("arena_bt", lambda d=data: _arena_bt(d)))
         for label, call in calls:
             best = None
-            for _ in range(3 if n_items <= 100 else 1):
+            # the least CPU time of a few runs: on a shared machine the others only add to it
+            for _ in range(3 if n_items <= 300 or label != "choix_dense" else 1):
                 start = _clock()
                 call()
                 seconds = _since(start)
-                best = seconds if best is None or seconds[0] < best[0] else best
+                best = seconds if best is None or seconds[1] < best[1] else best
             figures[label] = best
         figures["cells"] = data.n_cells
         out[str(n_items)] = figures
@@ -452,15 +463,16 @@ def report(results: dict[str, Any], table: Table) -> None:
                       _verdict(r[label][0] <= 25.0, "≤ 25 s"))
     if "judge_mle" in results:
         for n_items, r in results["judge_mle"].items():
-            dense = r["choix_dense"][0]
-            arena = r["arena_bt"][0] if "arena_bt" in r else float("nan")
+            dense = r["choix_dense"][1]
+            arena = r["arena_bt"][1] if "arena_bt" in r else float("nan")
+            # ratios of CPU times: each side's own work, which the machine's load does not scale
             ok = "" if n_items != "300" else _verdict(
-                r["twin"][0] <= 1.0 and r["twin"][0] <= 12 * dense, "≤ 1 s, ≤ 12x")
+                r["twin"][1] <= 1.0 and r["twin"][1] <= 12 * dense, "≤ 1 CPU-s, ≤ 12x")
             table.add(f"judge-aware MLE + Wald, {n_items} models ({r['cells']:,} cells)",
                       _t(r["twin"]), f"choix dense {dense:.3f} s; GLM BT + HC0 {arena:.3f} s",
-                      f"{r['twin'][0] / dense:.1f}x; {r['twin'][0] / arena:.2f}x", ok)
+                      f"{r['twin'][1] / dense:.1f}x; {r['twin'][1] / arena:.2f}x", ok)
             table.add(f"  plain BT twin, {n_items} models", _t(r["plain"]), "",
-                      f"{r['plain'][0] / dense:.1f}x; {r['plain'][0] / arena:.2f}x")
+                      f"{r['plain'][1] / dense:.1f}x; {r['plain'][1] / arena:.2f}x")
     if "judge_mean" in results:
         r = results["judge_mean"]
         ratio = r["ours"][0] / r["ppi_plus_plus"][0]
@@ -484,11 +496,28 @@ def report(results: dict[str, Any], table: Table) -> None:
                   _verdict(ratio <= 2 and two["ess_core_min"] >= 400, "≤ 2x, ESS ≥ 400"))
 
 
+def judge_mle_scaling(results: dict[str, Any], verdicts: int) -> None:
+    """The judge-aware twin's cost against its cells: CPU seconds per million cells should not
+    grow with the number of models (the card's "Cost")."""
+    rows = results["judge_mle"]
+    print(f"\njudge-aware MLE + Wald (expected information), 18 judges, {verdicts:,} verdicts; "
+          "CPU seconds, one BLAS thread, least of 3 runs")
+    print(f"{'models':>7}  {'cells':>9}  {'CPU-s':>7}  {'s per 1M cells':>14}  "
+          f"{'plain BT CPU-s':>14}")
+    for n_items, r in rows.items():
+        cpu = r["twin"][1]
+        print(f"{n_items:>7}  {r['cells']:>9,}  {cpu:>7.3f}  {cpu / r['cells'] * 1e6:>14.3f}  "
+              f"{r['plain'][1]:>14.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--only", default=None, help=f"comma-separated subset of {SECTIONS}")
     parser.add_argument("--json", default=None, help="also write the raw figures here")
+    parser.add_argument("--mle-items", default=None,
+                        help="comma-separated model counts of the judge_mle section (default "
+                             "20,45,100,300,1000; --quick: 20,45)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -500,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
             "big_rows": 1_000_000 if quick else 10_000_000,
             "nuts_items": 10 if quick else 45, "nuts_judges": 4 if quick else 18,
             "nuts_verdicts": 20_000 if quick else 1_000_000, "draws": 200 if quick else 1000,
-            "mle_items": [20, 45] if quick else [20, 45, 100, 300, 1000],
+            "mle_items": ([int(n) for n in args.mle_items.split(",")] if args.mle_items
+                          else [20, 45] if quick else [20, 45, 100, 300, 1000]),
             "mle_verdicts": 100_000 if quick else 1_000_000,
             "mean_items": 100_000 if quick else 1_000_000}
     sections = [s for s in SECTIONS if quick is False or s != "low_rank"]
@@ -524,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
     report(results, table)
     print()
     table.show()
+    if "judge_mle" in results:
+        judge_mle_scaling(results, size["mle_verdicts"])
     if quick:
         print("\n--quick: small sizes; the targets are for the full sizes.")
     if args.json:

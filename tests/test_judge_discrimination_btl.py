@@ -674,20 +674,18 @@ def test_signatures_priors_and_coordinates(data):
 @pytest.mark.parametrize(("n_items", "n_judges", "weighted", "n_beta"),
                          [(6, 4, True, 0), (7, 1, False, 0), (2, 2, True, 0), (5, 3, True, 6),
                           (4, 2, False, 2)])
-def test_free_hessian_is_the_dense_chart_product(n_items, n_judges, weighted, n_beta):
-    """The Newton step's Hessian in the free coordinates, formed by Helmert prefix sums, equals
-    the dense J^T H J with J from ``zero_sum_basis`` (and the identity on the feature effects
-    β). Catches an off-by-one in the prefix sum (x_{k+1} taken as x_k), a wrong normalisation,
-    the log γ block transformed with the abilities' basis, or β's rows transformed."""
-    from scipy.linalg import block_diag
-
-    from bayescal.basis import zero_sum_basis
-
-    n_alpha = n_judges if weighted else 0
-    size = n_items + n_alpha + n_beta
-    h = np.random.default_rng(3).normal(size=(size, size))
-    h = h + h.T
-    blocks = [zero_sum_basis(n_items)] + ([zero_sum_basis(n_judges)] if weighted else [])
-    jac = block_diag(*blocks, np.eye(n_beta)) if n_beta else block_diag(*blocks)
-    np.testing.assert_allclose(jdf._free_hessian(h, n_items, n_alpha), jac.T @ h @ jac,
-                               rtol=0, atol=1e-12)
+def test_chart_maps_are_the_dense_chart_products(n_items, n_judges, weighted, n_beta):
+    """The Newton run's maps between free and raw coordinates, Jθ and Jᵀx by Helmert suffix
+    and prefix sums in O(p), equal the products with the dense J of ``_chart`` (from
+    ``zero_sum_basis``, the identity on the feature effects β). Catches an off-by-one in a
+    sum (x_{k+1} taken as x_k), a wrong normalisation, the log γ block mapped with the
+    abilities' basis, or β's entries transformed."""
+    c = jdf._Cells(*(np.zeros(0, dtype=np.int64),) * 3, *(np.zeros(0),) * 3, n_items, n_judges,
+                   np.zeros((0, n_beta // n_judges)))
+    jac = jdf._chart(c, weighted)
+    rng = np.random.default_rng(3)
+    theta, raw = rng.normal(size=jac.shape[1]), rng.normal(size=jac.shape[0])
+    np.testing.assert_allclose(jdf._chart_raw(theta, c, weighted), jac @ theta, rtol=0,
+                               atol=1e-14)
+    np.testing.assert_allclose(jdf._chart_free(raw, c, weighted), jac.T @ raw, rtol=0,
+                               atol=1e-14)

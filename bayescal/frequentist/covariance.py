@@ -68,6 +68,7 @@ __all__ = [
     "davidson_request",
     "request",
     "sandwich",
+    "sandwich_from_inverse",
     "weighted_gram",
 ]
 
@@ -357,6 +358,12 @@ def cluster_meat(
 
 def sandwich(bread: NDArray[np.float64], meat: NDArray[np.float64]) -> NDArray[np.float64]:
     r""":math:`B^{-1} M B^{-1}`, symmetrised (``bread`` must be non-singular)."""
-    inv = np.linalg.inv(bread)
-    out = inv @ meat @ inv.T
+    return sandwich_from_inverse(np.linalg.inv(bread), meat)
+
+
+def sandwich_from_inverse(inverse: NDArray[np.float64], meat: NDArray[np.float64]
+                          ) -> NDArray[np.float64]:
+    r""":math:`G M G^\top`, symmetrised, for a bread whose (generalised) inverse :math:`G` a
+    twin already holds (the judge-discrimination twin's :math:`J B^{-1} J^\top`)."""
+    out = inverse @ meat @ inverse.T
     return (out + out.T) / 2

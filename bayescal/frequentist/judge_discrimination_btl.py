@@ -53,7 +53,7 @@ See ``models/judge_discrimination_btl.md``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal, Protocol
@@ -62,7 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lapack
 from scipy.special import expit
 
 from bayescal.basis import zero_sum_basis
@@ -96,9 +96,14 @@ Scale = Literal["log", "natural"]
 _LOG_DISCRIMINATION_MAX = 8.0
 _MAX_ITER = 500
 _GRAD_TOL = 1e-12  # on the per-verdict average log-likelihood
+# the unweighted start's: it moves the scores by ~1e-4 where γ ≢ 1 moves them by ~0.1, and saves
+# two of its Newton iterations with the joint run's unchanged (4-5 on the bench designs)
+_START_GRAD_TOL = 1e-6
 _STALL_GRAD_TOL = 1e-8  # accepted when rounding stops progress (|θ error| ≲ 1e-7)
 _RUNAWAY = 50.0
 _START_CLIP = 5.0  # |log γ| beyond which the scored Newton start is not trusted
+_ROUNDING = 1e-14  # relative rounding of the objective, a sum of non-positive terms
+_SINGULAR = 1e-12  # eigenvalue ratio of the information below which it is singular
 
 
 class PriorsLike(Protocol):
@@ -135,6 +140,26 @@ class _Cells:
         a_end = n + (k if weighted else 0)
         alpha = raw[n:a_end] if weighted else np.zeros(k)
         return raw[:n], alpha, raw[a_end:].reshape(k, self.n_features)
+
+    @cached_property
+    def judge_bounds(self) -> NDArray[np.int64] | None:
+        """Where each judge's cells start and end when the cells are sorted by judge (as
+        ``Comparisons.collapse`` returns them), else None."""
+        if self.k.size and np.any(self.k[1:] < self.k[:-1]):
+            return None
+        return np.searchsorted(self.k, np.arange(self.n_judges + 1))
+
+    def per_judge(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Σ values over each judge's cells: contiguous segment sums when the cells are sorted
+        by judge (a bincount into K bins adds into one slot after another, 15x slower)."""
+        bounds = self.judge_bounds
+        if bounds is None:
+            return np.bincount(self.k, values, self.n_judges)
+        out = np.zeros(self.n_judges)
+        filled = bounds[1:] > bounds[:-1]
+        if filled.any():
+            out[filled] = np.add.reduceat(values, bounds[:-1][filled])
+        return out
 
     @cached_property
     def kf(self) -> NDArray[np.int64]:
@@ -210,12 +235,20 @@ def _unpack(
 
 
 def _kernel(eta: NDArray[np.float64], c: _Cells) -> float:
+    return _kernel_and_p(eta, c)[0]
+
+
+def _kernel_and_p(eta: NDArray[np.float64], c: _Cells) -> tuple[float, NDArray[np.float64]]:
+    """The log-likelihood kernel and p = σ(η), from one exponential per cell."""
     # sum over rows of y log σ(η) + (1 - y) log σ(-η), a tie y = 1/2 included, with one
     # transcendental per cell: log σ(±|η|) = -log1p(e^{-|η|}) - (0 or |η|). Every term is ≤ 0,
     # so no cancellation (y η + n log σ(-η), also one log σ, loses digits to it)
     a = np.abs(eta)
-    against = np.where(eta > 0, c.n - c.y, c.y)  # verdicts on the side η disfavours
-    return float(-(c.n @ np.log1p(np.exp(-a))) - against @ a)
+    e = np.exp(-a)
+    positive = eta > 0
+    against = np.where(positive, c.n - c.y, c.y)  # verdicts on the side η disfavours
+    # σ(η) = 1/(1 + e^{-η}) for η > 0, e^{η}/(1 + e^{η}) otherwise: expit's stable form
+    return float(-(c.n @ np.log1p(e)) - against @ a), np.where(positive, 1.0, e) / (1.0 + e)
 
 
 def loglik(
@@ -269,17 +302,19 @@ def loglik(
 
 def _derivatives(
     s: NDArray[np.float64], alpha: NDArray[np.float64], c: _Cells, weighted: bool, hessian: bool,
-    beta: NDArray[np.float64] | None = None,
+    beta: NDArray[np.float64] | None = None, known: tuple[Any, ...] | None = None,
 ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None, dict[str, NDArray[np.float64]]]:
-    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ, β)."""
+    """Log-likelihood, gradient and (optionally) observed Hessian in the raw (s, log γ, β);
+    ``known``: the (γ, scaled difference, η, log-likelihood, p) a trial step computed."""
     n_items, n_judges = c.n_items, c.n_judges
-    gamma, scaled, eta = _predictor(s, alpha, c, beta)
-    p = expit(eta)
+    if known is None:
+        gamma, scaled, eta = _predictor(s, alpha, c, beta)
+        ll, p = _kernel_and_p(eta, c)
+    else:
+        gamma, scaled, eta, ll, p = known
     r = c.y - c.n * p
-    ll = _kernel(eta, c)
-    size = c.size(weighted)
     a_end = n_items + (n_judges if weighted else 0)
-    grad = np.zeros(size)
+    grad = np.zeros(c.size(weighted))
     # ∂ℓ/∂s_i = Σ r γ over cells with i first, minus over cells with i second; kept per
     # (item, judge) because the same sums are the curvature's ability x log γ block
     score = (np.bincount(c.ik, r * gamma, n_items * n_judges)
@@ -288,23 +323,32 @@ def _derivatives(
     if weighted:
         # ∂η/∂log γ_k = γ_k (s_i - s_j): the scaled difference, not η (the feature term is not
         # scaled by γ)
-        grad[n_items:a_end] = np.bincount(c.k, r * scaled, n_judges)
+        grad[n_items:a_end] = c.per_judge(r * scaled)
     if c.n_features:
         grad[a_end:] = feature_sums(c.k, r, c.x, n_judges).ravel()
-    parts: dict[str, NDArray[np.float64]] = {"p": p, "r": r}
-    if not hessian:
-        return ll, grad, None, parts
-    expected = _outer(c, gamma, scaled, c.n * p * (1 - p), weighted)
-    curvature = np.zeros((size, size))
+    parts = {"p": p, "r": r, "gamma": gamma, "scaled": scaled, "score": score}
+    return ll, grad, _hessian(c, weighted, grad, parts) if hessian else None, parts
+
+
+def _hessian(c: _Cells, weighted: bool, grad: NDArray[np.float64],
+             parts: dict[str, NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The observed Hessian in the raw (s, log γ, β) from the per-cell pieces of
+    :func:`_derivatives`; ``parts`` gains the expected information."""
+    n_items, a_end = c.n_items, c.n_items + (c.n_judges if weighted else 0)
+    p, score = parts["p"], parts["score"]
+    expected = _outer(c, parts["gamma"], parts["scaled"], c.n * p * (1 - p), weighted)
+    # the Hessian is the curvature term minus the expected information, added in place (one
+    # p x p array, not three: at 1,000 items each costs as much as a pass over the cells)
+    hess = -expected
     if weighted:
         # second derivatives of η: ∂²η/∂s_i∂α_k = γ, ∂²η/∂s_j∂α_k = -γ, ∂²η/∂α_k² = γ(s_i - s_j);
         # η is linear in β, so its rows add no curvature
-        curvature[:n_items, n_items:a_end] = score
-        curvature[n_items:a_end, :n_items] = score.T
-        curvature[n_items:a_end, n_items:a_end] = np.diag(grad[n_items:a_end])
+        hess[:n_items, n_items:a_end] += score
+        hess[n_items:a_end, :n_items] += score.T
+        alpha_rows = np.arange(n_items, a_end)
+        hess[alpha_rows, alpha_rows] += grad[n_items:a_end]
     parts["expected"] = expected
-    parts["gamma"], parts["scaled"] = gamma, scaled
-    return ll, grad, curvature - expected, parts
+    return hess
 
 
 def _outer(
@@ -328,16 +372,19 @@ def _outer(
     a_end = n_items + (n_judges if weighted else 0)
     out = np.zeros((size, size))
     pair = np.bincount(c.ij, weight * gamma**2, n_items * n_items).reshape(n_items, n_items)
-    pair += pair.T
-    out[:n_items, :n_items] = np.diag(pair.sum(axis=1)) - pair
+    # -(W + Wᵀ) off the diagonal, the degrees on it, written into ``out`` without temporaries
+    block = out[:n_items, :n_items]
+    np.negative(pair, out=block)
+    block -= pair.T
+    items = np.arange(n_items)
+    block[items, items] = -block.sum(axis=1)
     if weighted:
         wge = weight * gamma * scaled
         cross = (np.bincount(c.ik, wge, n_items * n_judges)
                  - np.bincount(c.jk, wge, n_items * n_judges)).reshape(n_items, n_judges)
         out[:n_items, n_items:a_end] = cross
         out[n_items:a_end, :n_items] = cross.T
-        out[n_items:a_end, n_items:a_end] = np.diag(np.bincount(c.k, weight * scaled**2,
-                                                                n_judges))
+        out[n_items:a_end, n_items:a_end] = np.diag(c.per_judge(weight * scaled**2))
     if n_feat:
         kf = n_judges * n_feat
         wx = (weight * gamma)[:, None] * c.x
@@ -397,25 +444,129 @@ def _chart(c: _Cells, weighted: bool) -> NDArray[np.float64]:
 
 
 def _helmert_t(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A^T x for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n) per column.
+    """A^T x for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n).
 
     Row k of A^T x (k = 1..n-1) is (x_1 + ... + x_k - k x_{k+1}) / sqrt(k(k+1)): a prefix sum,
-    where a dense product costs O(n²) per column (the whole run's cost at 1000 items).
+    where the dense product costs O(n²).
     """
-    k = np.arange(1, len(x), dtype=np.float64).reshape((-1,) + (1,) * (x.ndim - 1))
-    return (np.cumsum(x, axis=0)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
+    k = np.arange(1, len(x), dtype=np.float64)
+    return (np.cumsum(x)[:-1] - k * x[1:]) / np.sqrt(k * (k + 1))
 
 
-def _free_hessian(h: NDArray[np.float64], n_items: int, n_alpha: int) -> NDArray[np.float64]:
-    """J^T h J for J = blockdiag(A_s, A_α, I) of :func:`_chart` (``n_alpha`` = K weighted, else
-    0), by Helmert prefix sums."""
-    def rows(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        parts = [_helmert_t(x[:n_items])]
-        if n_alpha:
-            parts.append(_helmert_t(x[n_items:n_items + n_alpha]))
-        parts.append(x[n_items + n_alpha:])
-        return np.vstack(parts)
-    return rows(rows(h).T).T
+def _helmert(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A u for the Helmert basis A of :func:`~bayescal.basis.zero_sum_basis`, in O(n).
+
+    Row r (r = 0..n-1) of A u is Σ_{k>r} v_k - r v_r with v_k = u_k / sqrt(k(k+1)) (k = 1..n-1,
+    v_0 = 0): a suffix sum, where the dense product costs O(n²).
+    """
+    k = np.arange(1, len(u) + 1, dtype=np.float64)
+    v = u / np.sqrt(k * (k + 1))
+    out = np.zeros(len(u) + 1)
+    out[:-1] = np.cumsum(v[::-1])[::-1]
+    out[1:] -= k * v
+    return out
+
+
+def _chart_raw(theta: NDArray[np.float64], c: _Cells, weighted: bool) -> NDArray[np.float64]:
+    """J θ for J of :func:`_chart` (free -> raw), by Helmert suffix sums in O(p)."""
+    n, k = c.n_items, c.n_judges
+    parts = [_helmert(theta[:n - 1])]
+    if weighted:
+        parts.append(_helmert(theta[n - 1:n + k - 2]))
+    parts.append(theta[n + k - 2 if weighted else n - 1:])
+    return np.concatenate(parts)
+
+
+def _chart_free(raw: NDArray[np.float64], c: _Cells, weighted: bool) -> NDArray[np.float64]:
+    """Jᵀ x for J of :func:`_chart` (raw -> free, J has orthonormal columns), in O(p)."""
+    n, k = c.n_items, c.n_judges
+    parts = [_helmert_t(raw[:n])]
+    if weighted:
+        parts.append(_helmert_t(raw[n:n + k]))
+    parts.append(raw[n + (k if weighted else 0):])
+    return np.concatenate(parts)
+
+
+def _constraint_blocks(c: _Cells, weighted: bool) -> tuple[slice, ...]:
+    """The raw coordinates' sum-zero blocks: the abilities and, judge-aware, log γ. Their unit
+    normals E (1/√N on the abilities, 1/√K on log γ) complete J of :func:`_chart`: JᵀE = 0,
+    JJᵀ + EEᵀ = I."""
+    n, k = c.n_items, c.n_judges
+    return (slice(0, n), slice(n, n + k)) if weighted else (slice(0, n),)
+
+
+def _completed(h: NDArray[np.float64], blocks: tuple[slice, ...], tau: float
+               ) -> NDArray[np.float64]:
+    """PhP + τEEᵀ with P = I - EEᵀ (E the normals of ``blocks``), in place in ``h``.
+
+    It equals J(JᵀhJ)Jᵀ + τEEᵀ, so (PhP + τEEᵀ + μI)⁻¹P = J(JᵀhJ + μI)⁻¹Jᵀ: a Newton step or a
+    covariance of the free coordinates, mapped back to the raw ones, without forming JᵀhJ (the
+    Helmert prefix sums over a p x p matrix cost ten times this at 1,000 items). With u = hE,
+    w = u - E(Eᵀu + τI)/2, it is h - Ewᵀ - wEᵀ: E is constant on each block, so the update
+    is a broadcast subtraction per block, O(p²) with no p x p temporary.
+    """
+    root = [np.sqrt(b.stop - b.start) for b in blocks]
+    u = np.column_stack([h[:, b].sum(axis=1) / r for b, r in zip(blocks, root, strict=True)])
+    etu = np.array([u[b].sum(axis=0) / r for b, r in zip(blocks, root, strict=True)])
+    w = u.copy()
+    for j, (b, r) in enumerate(zip(blocks, root, strict=True)):
+        w[b] -= (etu[j] + tau * np.eye(len(blocks))[j]) / (2 * r)
+    for j, (b, r) in enumerate(zip(blocks, root, strict=True)):
+        h[b, :] -= w[:, j] / r
+        h[:, b] -= (w[:, j] / r)[:, None]
+    return h
+
+
+def _normal_scale(h: NDArray[np.float64], blocks: tuple[slice, ...]) -> float:
+    """τ for :func:`_completed`: the mean diagonal of PhP (1 if it is 0), so that the
+    constraint normals' eigenvalue sits among the chart's and P(·)⁻¹P cancels no digits."""
+    ehe = sum(float(h[b, b].sum()) / (b.stop - b.start) for b in blocks)
+    t = (float(np.trace(h)) - ehe) / (h.shape[0] - len(blocks))
+    return abs(t) if t != 0 else 1.0
+
+
+def _cholesky_inverse(chol: tuple[NDArray[np.float64], bool]) -> NDArray[np.float64]:
+    """M⁻¹ from ``cho_factor(M, lower=True)``: LAPACK's potri (p³ flops, a third of
+    ``inv``'s), which fills the lower triangle only."""
+    inv, info = lapack.dpotri(chol[0], lower=chol[1])
+    if info:
+        raise LinAlgError(f"potri failed (info {info})")
+    return np.where(np.tri(len(inv), dtype=bool), inv, inv.T)
+
+
+def _information_inverse(x: NDArray[np.float64], blocks: tuple[slice, ...],
+                         chart: Callable[[], NDArray[np.float64]]) -> NDArray[np.float64]:
+    """G = J(JᵀxJ)⁻¹Jᵀ for an information x in the raw coordinates (overwritten); refuses a
+    singular JᵀxJ.
+
+    One Cholesky factorisation of M = PxP + τEEᵀ and its inverse, projected: G = PM⁻¹P. The
+    refusal rule is the eigenvalues' λ_min ≤ 1e-12 λ_max of JᵀxJ; it is decided without them
+    when λ_max/λ_min ≤ (‖M‖_∞ + τ)‖G‖_∞ < 1e12 (λ_max(JᵀxJ) ≤ ‖PxP‖_∞ ≤ ‖M‖_∞ + τ‖EEᵀ‖_∞
+    with ‖EEᵀ‖_∞ = 1, and 1/λ_min = λ_max(G) ≤ ‖G‖_∞), and from ``eigvalsh`` otherwise (a
+    failed factorisation, or a bound at or above 1e12).
+    """
+    tau = _normal_scale(x, blocks)
+    m = _completed(x, blocks, tau)
+    top = float(np.abs(m).sum(axis=1).max()) + tau
+    try:
+        chol = cho_factor(m, lower=True, check_finite=False)
+        g = _completed(_cholesky_inverse(chol), blocks, 0.0)
+    except LinAlgError:
+        g = None
+    if g is not None and top * float(np.abs(g).sum(axis=1).max()) * _SINGULAR < 1:
+        return g
+    jac = chart()  # the dense J, needed only here
+    free = jac.T @ m @ jac  # = JᵀxJ, since JᵀE = 0
+    eig = np.linalg.eigvalsh(free)
+    if eig[0] <= _SINGULAR * eig[-1]:
+        raise IdentificationError(
+            # eigenvalues, not their ratio: a ratio overflows when a 1e9 count meets a zero
+            "the information matrix is singular at the estimate (eigenvalues from "
+            f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
+            "(all abilities equal?) or some parameters are not identified"
+        )
+    # the factorisation failed on an information the eigenvalues call regular (rounding)
+    return g if g is not None else jac @ np.linalg.inv(free) @ jac.T
 
 
 def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray[np.float64]:
@@ -435,8 +586,8 @@ def _precision(c: _Cells, weighted: bool, penalty: PriorsLike | None) -> NDArray
 
 
 def _optimize(
-    c: _Cells, weighted: bool, prec: NDArray[np.float64], jac: NDArray[np.float64],
-    start: NDArray[np.float64] | None = None,
+    c: _Cells, weighted: bool, prec: NDArray[np.float64],
+    start: NDArray[np.float64] | None = None, tol: float = _GRAD_TOL,
 ) -> tuple[NDArray[np.float64], dict[str, object]]:
     """Damped Newton (Levenberg–Marquardt) on the free coordinates, from ``start`` (else 0).
 
@@ -444,49 +595,65 @@ def _optimize(
     by μI until it is a descent step; near the optimum μ → 0 and convergence is quadratic.
     """
     scale = 1.0 / c.n.sum()  # optimise the per-verdict average so tolerances do not scale with T
-    n_items = c.n_items
+    blocks = _constraint_blocks(c, weighted)
+    diagonal = np.diag_indices(c.size(weighted))
 
     def evaluate(
-        theta: NDArray[np.float64], hessian: bool
-    ) -> tuple[float, NDArray[np.float64], NDArray[np.float64] | None]:
-        raw = jac @ theta
+        theta: NDArray[np.float64], known: tuple[Any, ...] | None = None
+    ) -> tuple[float, NDArray[np.float64], Callable[[], NDArray[np.float64]]]:
+        """Objective, its gradient in the free coordinates, and a function forming its Hessian
+        in the raw ones, completed by :func:`_completed` (the free Hessian is JᵀHJ; the step
+        is solved in raw): called only when a step is taken, not at the optimum."""
+        raw = _chart_raw(theta, c, weighted)
         s, alpha, beta = c.split(raw, weighted)
-        ll, grad, hess, _ = _derivatives(s, alpha, c, weighted, hessian, beta)
+        ll, grad, _, parts = _derivatives(s, alpha, c, weighted, False, beta, known)
         value = -(ll - 0.5 * np.sum(prec * raw**2)) * scale
-        g_free = -(jac.T @ (grad - prec * raw)) * scale
-        h_free = (None if hess is None
-                  else -_free_hessian(hess - np.diag(prec), n_items,
-                                             c.n_judges if weighted else 0) * scale)
-        return value, g_free, h_free
+        g_free = -_chart_free(grad - prec * raw, c, weighted) * scale
 
-    def trial_value(theta: NDArray[np.float64]) -> float:
-        # a trial step needs the objective only, not the gradient's per-cell sums
-        raw = jac @ theta
+        def hessian() -> NDArray[np.float64]:
+            h_raw = _hessian(c, weighted, grad, parts)
+            h_raw *= -scale
+            h_raw[diagonal] += prec * scale
+            return _completed(h_raw, blocks, _normal_scale(h_raw, blocks))
+        return value, g_free, hessian
+
+    def trial_value(theta: NDArray[np.float64]) -> tuple[float, tuple[Any, ...]]:
+        # a trial step needs the objective only, not the gradient's per-cell sums; its
+        # predictor and log-likelihood are kept for the gradient if the step is taken
+        raw = _chart_raw(theta, c, weighted)
         s, alpha, beta = c.split(raw, weighted)
-        ll = _kernel(_predictor(s, alpha, c, beta)[2], c)
-        return -(ll - 0.5 * np.sum(prec * raw**2)) * scale
+        gamma, scaled, eta = _predictor(s, alpha, c, beta)
+        ll, p = _kernel_and_p(eta, c)
+        return -(ll - 0.5 * np.sum(prec * raw**2)) * scale, (gamma, scaled, eta, ll, p)
 
-    theta = np.zeros(jac.shape[1]) if start is None else start
-    value, grad, hess = evaluate(theta, hessian=True)
+    n_free = c.size(weighted) - len(blocks)
+    theta = np.zeros(n_free) if start is None else start
+    value, grad, hessian = evaluate(theta)
     damping, iterations, converged = 0.0, 0, False
-    eye = np.eye(len(theta))
     while iterations < _MAX_ITER:
         iterations += 1
-        assert hess is not None
-        if np.max(np.abs(grad)) < _GRAD_TOL:
+        if np.max(np.abs(grad)) < tol:
             converged = True
             break
+        hess = hessian()
         while True:
+            damped = hess.copy()
+            damped[diagonal] += damping
             try:
-                chol = np.linalg.cholesky(hess + damping * eye)
-            except np.linalg.LinAlgError:
+                chol = cho_factor(damped, lower=True, overwrite_a=True, check_finite=False)
+            except LinAlgError:
                 damping = max(4 * damping, 1e-6)
                 continue
-            step = -cho_solve((chol, True), grad)
+            # (PHP + τEEᵀ + μI)⁻¹ J g = J (JᵀHJ + μI)⁻¹ g: the damped free step, mapped back
+            step = -_chart_free(cho_solve(chol, _chart_raw(grad, c, weighted),
+                                          check_finite=False), c, weighted)
             with np.errstate(over="ignore", invalid="ignore"):
                 # a trial step may overflow exp(log γ); it is then rejected, not reported
-                new_value = trial_value(theta + step)
-            if np.isfinite(new_value) and new_value <= value:
+                new_value, known = trial_value(theta + step)
+            # a rise within the objective's rounding is accepted: near the optimum the step's
+            # decrease ½gᵀH⁻¹g falls below it, and rejecting such a step left the gradient at
+            # 1e-12 per verdict, where the accepted step takes it to 1e-17 (20 models, 18 judges)
+            if np.isfinite(new_value) and new_value - value <= _ROUNDING * abs(value):
                 break
             damping = max(4 * damping, 1e-6)
             if damping > 1e12:
@@ -497,9 +664,9 @@ def _optimize(
             break
         theta = theta + step
         damping = damping / 4 if damping > 1e-9 else 0.0
-        value, grad, hess = evaluate(theta, hessian=True)
+        value, grad, hessian = evaluate(theta, known)
         # a parameter running off to infinity: stop and let the boundary checks name it
-        if np.max(np.abs(jac @ theta)) > _RUNAWAY:
+        if np.max(np.abs(_chart_raw(theta, c, weighted))) > _RUNAWAY:
             break
     info = {
         "optimizer": "damped Newton",
@@ -524,9 +691,9 @@ def _check_boundary(
     # at γ_k = 0 judge k's verdicts follow its feature term alone: p = σ(β_kᵀx) (1/2 without
     # features)
     p0 = expit(np.einsum("cf,cf->c", c.x, beta[c.k]))
-    slope0 = np.bincount(c.k, (c.y - c.n * p0) * d, c.n_judges)
+    slope0 = c.per_judge((c.y - c.n * p0) * d)
     consistent = ((d > 0) & (c.y >= c.n)) | ((d < 0) & (c.y <= 0))
-    separated = np.bincount(c.k, ~consistent, c.n_judges) == 0
+    separated = c.per_judge((~consistent).astype(np.float64)) == 0
     centred = alpha - alpha.mean()
     to_zero = (slope0 <= 0) | (centred < -_LOG_DISCRIMINATION_MAX)
     to_inf = separated | (centred > _LOG_DISCRIMINATION_MAX)
@@ -701,10 +868,9 @@ def fit(
             data, penalized=penalty is not None and penalty.discrimination_sd is not None
         )
     c = _cells(data, weighted)
-    jac = _chart(c, weighted)
     prec = _precision(c, weighted, penalty)
-    theta, info = _optimize(c, weighted, prec, jac, _plain_start(data, c, weighted, prec, jac))
-    raw = jac @ theta
+    theta, info = _optimize(c, weighted, prec, _plain_start(data, c, weighted, prec))
+    raw = _chart_raw(theta, c, weighted)
     s, alpha, beta = c.split(raw, weighted)
     if weighted and (penalty is None or penalty.discrimination_sd is None):
         _check_boundary(s, alpha, beta, c, data.judges)
@@ -716,31 +882,23 @@ def fit(
         )
     ll, _, hess, parts = _derivatives(s, alpha, c, weighted, hessian=True, beta=beta)
     assert hess is not None
-    observed = -hess + np.diag(prec)
-    bread = jac.T @ (parts["expected"] + np.diag(prec) if request.kind == "expected"
-                     else observed) @ jac
-    eig = np.linalg.eigvalsh(bread)
-    if eig[0] <= 1e-12 * eig[-1]:
-        raise IdentificationError(
-            # eigenvalues, not their ratio: a ratio overflows when a 1e9 count meets a zero
-            "the information matrix is singular at the estimate (eigenvalues from "
-            f"{eig[0]:.2g} to {eig[-1]:.2g}): the data do not separate the scores "
-            "(all abilities equal?) or some parameters are not identified"
-        )
+    # the bread in the raw coordinates; every kind is J(·)Jᵀ of its free-coordinate form
+    bread = parts["expected"] if request.kind == "expected" else -hess
+    bread[np.diag_indices(len(prec))] += prec
+    inverse = _information_inverse(bread, _constraint_blocks(c, weighted),
+                                   lambda: _chart(c, weighted))
     if request.kind == "sandwich":
         p = parts["p"]
         # Σ_t (y_t - p)² within a cell, from the cell's sums of y and y² (ties make y² ≠ y)
         sq_resid = c.y2 - 2 * p * c.y + c.n * p**2
-        meat = jac.T @ _outer(c, parts["gamma"], parts["scaled"], sq_resid, weighted) @ jac
-        cov_free = covariance.sandwich(bread, meat)
+        meat = _outer(c, parts["gamma"], parts["scaled"], sq_resid, weighted)
+        cov_raw = covariance.sandwich_from_inverse(inverse, meat)
     elif request.kind == "cluster":
         assert records is not None
-        meat = jac.T @ _cluster_meat(c, records, parts, weighted,
-                                     str(request.correction)) @ jac
-        cov_free = covariance.sandwich(bread, meat)
+        meat = _cluster_meat(c, records, parts, weighted, str(request.correction))
+        cov_raw = covariance.sandwich_from_inverse(inverse, meat)
     else:
-        cov_free = np.linalg.inv(bread)
-    cov_raw = jac @ cov_free @ jac.T
+        cov_raw = inverse
     extra = {**request.as_info(),
              "n_clusters": None if records is None else int(records.n_clusters)}
     return _estimate(data, s, alpha, beta, cov_raw, weighted, ll, penalty, {**info, **extra},
@@ -749,7 +907,6 @@ def fit(
 
 def _plain_start(
     data: Comparisons, c: _Cells, weighted: bool, prec: NDArray[np.float64],
-    jac: NDArray[np.float64],
 ) -> NDArray[np.float64] | None:
     """Start of the judge-aware Newton run: the unweighted BTL fit (γ ≡ 1), else None (0).
 
@@ -764,11 +921,11 @@ def _plain_start(
     n_items, a_end = c.n_items, c.n_items + c.n_judges
     plain = _cells(data, False)
     theta, info = _optimize(plain, False, np.concatenate([prec[:n_items], prec[a_end:]]),
-                            _chart(plain, False))
+                            tol=_START_GRAD_TOL)
     if not info["converged"]:
         return None
     # the plain fit's free coordinates are (u, β): s = A_s u, β unconstrained
-    s = _chart(plain, False)[:n_items, : n_items - 1] @ theta[: n_items - 1]
+    s = _helmert(theta[: n_items - 1])
     beta = theta[n_items - 1:].reshape(c.n_judges, c.n_features)
     alpha = np.zeros(c.n_judges)
     prec_alpha = prec[n_items:a_end]
@@ -778,8 +935,8 @@ def _plain_start(
         # one pass over the cells
         _, scaled, eta = _predictor(s, alpha, c, beta)
         p = expit(eta)
-        grad = np.bincount(c.k, (c.y - c.n * p) * scaled, c.n_judges) - prec_alpha * alpha
-        info_k = np.bincount(c.k, c.n * p * (1 - p) * scaled**2, c.n_judges) + prec_alpha
+        grad = c.per_judge((c.y - c.n * p) * scaled) - prec_alpha * alpha
+        info_k = c.per_judge(c.n * p * (1 - p) * scaled**2) + prec_alpha
         with np.errstate(divide="ignore", invalid="ignore"):
             # a judge without information keeps its γ (the checks before the fit name it)
             alpha = alpha + np.where(info_k > 0, grad / info_k, 0.0)
@@ -792,7 +949,7 @@ def _plain_start(
             break
     # (s, α) sum to zero, so (s, α, β) lies in the chart's column space: its coordinates are
     # Jᵀ(s, α, β) (J has orthonormal columns)
-    return jac.T @ np.concatenate([s, alpha, beta.ravel()])
+    return _chart_free(np.concatenate([s, alpha, beta.ravel()]), c, weighted)
 
 
 def _cluster_records(data: Comparisons, request: Request, weighted: bool) -> ClusterRecords:
