@@ -55,7 +55,7 @@ ALPHA = 0.01
 #: Bootstrap tables for the p-value (Monte Carlo sd of p near 0.01 about 0.003).
 BOOTSTRAP = 999
 #: EM steps refitting each bootstrap table from the fit (the all-items test).
-BOOTSTRAP_EM_STEPS = 200
+BOOTSTRAP_EM_STEPS = 100
 # EM on the observed pattern table: until the largest change is below this, or the budget.
 _EM_TOL = 1e-10
 _EM_MAX = 5000
@@ -275,7 +275,7 @@ def pattern_test(yhat: ArrayLike, count: ArrayLike, prevalence: float,
     draws = rng.multinomial(int(round(table.sum())), prob / prob.sum(),
                             size=bootstrap).astype(np.float64)
     bt, b0, b1 = _lc_em(draws, bits, np.full(bootstrap, theta), np.tile(q0, (bootstrap, 1)),
-                        np.tile(q1, (bootstrap, 1)), em_steps, 0.0)
+                        np.tile(q1, (bootstrap, 1)), em_steps, _EM_TOL)
     g2_boot = _lc_g2(draws, bits, bt, b0, b1)
     p_boot = float((np.sum(g2_boot >= g2 - 1e-9) + 1) / (bootstrap + 1))
     return IndependenceTest(g2=g2, df=df, p_value=p_boot, p_value_chi2=float(chdtrc(df, g2)),
