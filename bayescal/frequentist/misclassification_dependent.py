@@ -81,6 +81,9 @@ NODES = 64
 _CHART_MAX = 15.0
 _GRADIENT_TOL = 1e-8
 _NEWTON_MAX_STEPS = 50
+# Starting item effects of the two optimizer runs (the best is kept): from the independent
+# MLE, and from the calibration proportions.
+_START_SD = (0.3, 1.5)
 # The log-likelihood's change with twice the nodes beyond which fit warns.
 _QUADRATURE_TOL = 1e-4
 # The expected information and the pattern sums run over 2^K patterns.
@@ -309,8 +312,15 @@ def _check_identified(pat: LabelPatterns) -> None:
                     "that class (or four judges). Label more items")
 
 
+def _embed(v: NDArray[np.float64], free: NDArray[np.bool_]) -> NDArray[np.float64]:
+    out = np.zeros(len(free))
+    out[free] = v
+    return out
+
+
 def _start(pat: LabelPatterns) -> NDArray[np.float64]:
-    """Calibration proportions (add-a-half), σ = 1 (σ = 0 is a stationary point)."""
+    """Calibration proportions (add-a-half); σ set by the caller (σ = 0 is a stationary
+    point, never a start)."""
     q0, q1 = pat.calibration_accuracy(smoothing=0.5)
     theta = (pat.n_calibration_positive + 0.5) / (pat.m + 1)
     return np.concatenate([logit(np.r_[theta, q0, q1]), [1.0, 1.0]])
@@ -324,9 +334,33 @@ def _optimise(pat: LabelPatterns, nodes: int) -> tuple[NDArray[np.float64], dict
         lp, g, _, _ = _derivatives(c, *args, 1)
         return -float(pat.count @ lp) * scale, -(pat.count @ g) * scale
 
-    res = minimize(objective, _start(pat), jac=True, method="BFGS",
-                   options={"gtol": 1e-10, "maxiter": 5000})
-    c = res.x
+    def hessian(c: NDArray[np.float64]) -> NDArray[np.float64]:
+        return -np.einsum("p,pde->de", pat.count, _derivatives(c, *args, 2)[2]) * scale
+
+    def trust(start: NDArray[np.float64], free: NDArray[np.bool_]) -> NDArray[np.float64]:
+        def sub(v: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            value, grad = objective(np.where(free, 0.0, start) + _embed(v, free))
+            return value, grad[free]
+
+        res = minimize(sub, start[free], jac=True, method="trust-exact",
+                       hess=lambda v: hessian(np.where(free, 0.0, start)
+                                              + _embed(v, free))[np.ix_(free, free)],
+                       options={"gtol": 1e-9, "maxiter": 500})
+        return np.asarray(np.where(free, 0.0, start) + _embed(res.x, free))
+
+    # The likelihood can have several local maxima (seen: one with a judge's rate running to
+    # 1 under a large σ, and a better interior one that runs from the calibration proportions
+    # never reached). Two starts, the best kept: the conditionally independent MLE (σ held
+    # at 0, from the calibration proportions) with σ = 0.3, and the calibration proportions
+    # with σ = 1.5.
+    base = _start(pat)
+    rates = np.r_[np.ones(len(base) - 2, bool), False, False]
+    independent = trust(np.r_[base[:-2], 0.0, 0.0], rates)
+    everything = np.ones(len(base), bool)
+    runs = [trust(np.r_[independent[:-2], _START_SD[0], _START_SD[0]], everything),
+            trust(np.r_[base[:-2], _START_SD[1], _START_SD[1]], everything)]
+    values = [-objective(r)[0] / scale for r in runs]
+    c = runs[int(np.argmax(values))]
     steps = 0
     for _ in range(_NEWTON_MAX_STEPS):
         if np.max(np.abs(c)) > _CHART_MAX:
@@ -351,8 +385,8 @@ def _optimise(pat: LabelPatterns, nodes: int) -> tuple[NDArray[np.float64], dict
         steps += 1
         if np.max(np.abs(t * step)) < 1e-13:
             break
-    return c, {"optimizer": "BFGS + Newton", "bfgs_iterations": int(res.nit),
-               "newton_steps": steps}
+    return c, {"optimizer": "trust-exact + Newton", "newton_steps": steps,
+               "start_item_sd": list(_START_SD), "start_logliks": values}
 
 
 def fit(
