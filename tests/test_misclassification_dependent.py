@@ -347,3 +347,41 @@ def test_pymc_flat_map_equals_mle():
     for name in ("prevalence", "specificity", "sensitivity", "item_sd"):
         np.testing.assert_allclose(np.asarray(result.posterior[name]).ravel(),
                                    np.asarray(est.params[name]).ravel(), atol=1e-4)
+
+
+def test_penalized_fit_is_the_map_objective_maximum_and_refusal_names_it():
+    """With ``penalty=Priors()`` the estimate maximises loglik + the log prior kernels written
+    here from scratch (Beta(2, 2) on each rate, Beta(1, 1) on θ, half-normal(1) on σ; no
+    Jacobian): no Nelder–Mead step improves it, and its method is "penalized-mle". A judge
+    that never errs on 20 labels runs the MLE to the boundary, whose refusal names the
+    penalized fit; the penalized fit of the same data is interior. Catches: a prior gradient
+    on the wrong scale (the chart's Jacobian added), a penalty accepted but not applied."""
+    from bayescal.models import misclassification_dependent as mdm
+    from scipy.stats import beta, halfnorm
+
+    k = 3
+    lab = _labels(6, n_items=800, k=k, item_sd=1.0)
+    est = md.fit(lab, penalty=mdm.Priors())
+    assert est.method == "penalized-mle"
+
+    def objective(x: np.ndarray) -> float:
+        p = _unflat(x, k)
+        if not (np.all((x[:-2] > 0) & (x[:-2] < 1)) and np.all(x[-2:] > 0)):
+            return np.inf
+        prior = (beta.logpdf(x[1:-2], 2, 2).sum() + halfnorm.logpdf(x[-2:]).sum())
+        return -(md.loglik(p, lab) + prior)
+
+    x = np.concatenate([[float(est.params["prevalence"])], est.params["specificity"].values,
+                        est.params["sensitivity"].values, est.params["item_sd"].values])
+    best = minimize(objective, x, method="Nelder-Mead",
+                    options={"maxiter": 400, "xatol": 1e-9, "fatol": 1e-10})
+    assert best.fun >= objective(x) - 1e-6
+    y = np.r_[np.ones(10), np.zeros(10)]
+    rng = np.random.default_rng(2)
+    cal = np.column_stack([y, (rng.uniform(size=(20, 2)) < 0.5)]).astype(float)
+    test = np.column_stack([rng.uniform(size=200) < 0.5,
+                            rng.uniform(size=(200, 2)) < 0.5]).astype(float)
+    perfect = bc.Labels.from_arrays(y, cal, test, judges=["a", "b", "c"])
+    with pytest.raises(bc.frequentist._core.MLEBoundaryError, match="penalty="):
+        md.fit(perfect)
+    assert md.fit(perfect, penalty=mdm.Priors()).converged

@@ -6,7 +6,9 @@ extended to K judges):
 1. **Simulation from the item-effect model** (``simulate.misclassification(..., item_sd=σ)``):
    four judges, θ = 0.4, N items of which a share f is labelled, σ = 0 (the independent model
    holds) and σ = 1.5 (errors shared). Rows: the conditionally independent MLE
-   (``misclassification.fit``), the item-effect MLE (``misclassification_dependent.fit``) and
+   (``misclassification.fit``), the item-effect MLE (``misclassification_dependent.fit``), the
+   MAP of each (the twins' ``penalty=`` with the PyMC models' default priors: the same point
+   as ``bayescal.fit(build(...), "map")``, with the Wald interval of the penalized fit) and
    PPI++ on the best judge alone (``judge_mean.ppi_plus_plus``, which needs no model of the
    judges). ``coverage`` is of the population θ, with the ±3 sd binomial band of
    ``validation/bands.py``; ``defined`` is the share of replicates that gave an interval (the
@@ -43,6 +45,8 @@ from bayescal.frequentist import judge_mean as jm
 from bayescal.frequentist import misclassification as mf
 from bayescal.frequentist import misclassification_dependent as md
 from bayescal.independence import ConditionalDependenceWarning, labelled_test, pattern_test
+from bayescal.models import misclassification as mm
+from bayescal.models import misclassification_dependent as mdm
 
 
 def _sibling(name: str) -> ModuleType:
@@ -71,7 +75,9 @@ def _interval(est: bc.Estimate) -> tuple[float, float, float]:
 
 def _methods(best: str) -> dict[str, Callable[[bc.Labels], bc.Estimate]]:
     return {"independent MLE": lambda lab: mf.fit(lab),
+            "independent MAP": lambda lab: mf.fit(lab, penalty=mm.Priors()),
             "item-effect MLE": lambda lab: md.fit(lab),
+            "item-effect MAP": lambda lab: md.fit(lab, penalty=mdm.Priors()),
             f"PPI++ ({best})": lambda lab: jm.ppi_plus_plus(lab, best)}
 
 

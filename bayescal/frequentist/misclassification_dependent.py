@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import xarray as xr
@@ -69,6 +70,7 @@ from bayescal.data.labels import LabelPatterns
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import ConvergenceWarning, Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
+from bayescal.priors import check_beta_prior, check_prior_sd
 from bayescal.schema import term_labels
 
 __all__ = ["INFORMATION", "NODES", "fit", "gradient", "information", "loglik"]
@@ -326,27 +328,73 @@ def _start(pat: LabelPatterns) -> NDArray[np.float64]:
     return np.concatenate([logit(np.r_[theta, q0, q1]), [1.0, 1.0]])
 
 
-def _optimise(pat: LabelPatterns, nodes: int) -> tuple[NDArray[np.float64], dict[str, object]]:
+class PriorsLike(Protocol):
+    """The fields of the PyMC model's ``Priors`` (no PyMC import here)."""
+
+    prevalence: tuple[float, float]
+    specificity: tuple[float, float]
+    sensitivity: tuple[float, float]
+    item_sd: float | None
+
+
+def _penalty(c: NDArray[np.float64], k: int, penalty: PriorsLike | None
+             ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Log prior density in (θ, q0, q1, σ) (no Jacobian: the MAP's objective), with its
+    gradient and diagonal Hessian on the chart: Beta (a, b) kernels
+    (a - 1) log x + (b - 1) log(1 - x) and the half-normal's -σ²/(2s²), up to constants."""
+    if penalty is None:
+        return 0.0, np.zeros_like(c), np.zeros_like(c)
+    for name in ("prevalence", "specificity", "sensitivity"):
+        check_beta_prior(f"penalty.{name}", getattr(penalty, name, None))
+    check_prior_sd("penalty.item_sd", getattr(penalty, "item_sd", None))
+    ab = np.asarray([penalty.prevalence] + [penalty.specificity] * k
+                    + [penalty.sensitivity] * k, dtype=np.float64)
+    a, b = ab[:, 0] - 1, ab[:, 1] - 1
+    x = expit(c[:-2])
+    value = float(a @ log_expit(c[:-2]) + b @ log_expit(-c[:-2]))
+    grad = np.r_[a * (1 - x) - b * x, 0.0, 0.0]
+    hess = np.r_[-(a + b) * x * (1 - x), 0.0, 0.0]
+    if penalty.item_sd is not None:
+        s2 = float(penalty.item_sd) ** 2
+        value -= float(c[-2:] @ c[-2:]) / (2 * s2)
+        grad[-2:] = -c[-2:] / s2
+        hess[-2:] = -1 / s2
+    return value, grad, hess
+
+
+def _total(c: NDArray[np.float64], pat: LabelPatterns, nodes: int, order: int,
+           penalty: PriorsLike | None
+           ) -> tuple[float, NDArray[np.float64] | None, NDArray[np.float64] | None]:
+    """The (penalized) log-likelihood, its chart gradient and Hessian (up to ``order``)."""
+    lp, g, h, _ = _derivatives(c, pat.yhat, pat.y, pat.test, nodes, order)
+    pv, pg, ph = _penalty(c, pat.n_judges, penalty)
+    value = float(pat.count @ lp) + pv
+    grad = None if g is None else pat.count @ g + pg
+    hess = None if h is None else np.einsum("p,pde->de", pat.count, h) + np.diag(ph)
+    return value, grad, hess
+
+
+def _optimise(pat: LabelPatterns, nodes: int, penalty: PriorsLike | None
+              ) -> tuple[NDArray[np.float64], dict[str, object]]:
     scale = 1.0 / (pat.m + pat.n)
-    args = (pat.yhat, pat.y, pat.test, nodes)
-
-    def objective(c: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        lp, g, _, _ = _derivatives(c, *args, 1)
-        return -float(pat.count @ lp) * scale, -(pat.count @ g) * scale
-
-    def hessian(c: NDArray[np.float64]) -> NDArray[np.float64]:
-        return -np.einsum("p,pde->de", pat.count, _derivatives(c, *args, 2)[2]) * scale
 
     def trust(start: NDArray[np.float64], free: NDArray[np.bool_]) -> NDArray[np.float64]:
-        def sub(v: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-            value, grad = objective(np.where(free, 0.0, start) + _embed(v, free))
-            return value, grad[free]
+        def point(v: NDArray[np.float64]) -> NDArray[np.float64]:
+            return np.asarray(np.where(free, 0.0, start) + _embed(v, free))
 
-        res = minimize(sub, start[free], jac=True, method="trust-exact",
-                       hess=lambda v: hessian(np.where(free, 0.0, start)
-                                              + _embed(v, free))[np.ix_(free, free)],
+        def sub(v: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+            value, grad, _ = _total(point(v), pat, nodes, 1, penalty)
+            assert grad is not None
+            return -value * scale, -grad[free] * scale
+
+        def sub_hessian(v: NDArray[np.float64]) -> NDArray[np.float64]:
+            hess = _total(point(v), pat, nodes, 2, penalty)[2]
+            assert hess is not None
+            return np.asarray(-hess[np.ix_(free, free)] * scale)
+
+        res = minimize(sub, start[free], jac=True, hess=sub_hessian, method="trust-exact",
                        options={"gtol": 1e-9, "maxiter": 500})
-        return np.asarray(np.where(free, 0.0, start) + _embed(res.x, free))
+        return point(res.x)
 
     # The likelihood can have several local maxima (seen: one with a judge's rate running to
     # 1 under a large σ, and a better interior one that runs from the calibration proportions
@@ -359,24 +407,24 @@ def _optimise(pat: LabelPatterns, nodes: int) -> tuple[NDArray[np.float64], dict
     everything = np.ones(len(base), bool)
     runs = [trust(np.r_[independent[:-2], _START_SD[0], _START_SD[0]], everything),
             trust(np.r_[base[:-2], _START_SD[1], _START_SD[1]], everything)]
-    values = [-objective(r)[0] / scale for r in runs]
+    values = [_total(r, pat, nodes, 0, penalty)[0] for r in runs]
     c = runs[int(np.argmax(values))]
+    # Newton polish: the trust region stops near 1e-9 per item, exact steps reach ~1e-13
     steps = 0
     for _ in range(_NEWTON_MAX_STEPS):
         if np.max(np.abs(c)) > _CHART_MAX:
             break
-        lp, g, hh, _ = _derivatives(c, *args, 2)
-        grad, hess = pat.count @ g, np.einsum("p,pde->de", pat.count, hh)
+        value, grad, hess = _total(c, pat, nodes, 2, penalty)
+        assert grad is not None and hess is not None
         try:
             step = np.linalg.solve(hess, -grad)
         except np.linalg.LinAlgError:
             break
         if not np.all(np.isfinite(step)) or grad @ step <= 0:
             break  # not an ascent direction: the Hessian is not negative definite here
-        base, t = float(pat.count @ lp), 1.0
+        t = 1.0
         while t > 1e-10:
-            new = float(pat.count @ _derivatives(c + t * step, *args, 0)[0])
-            if new >= base - 1e-12 * abs(base):
+            if _total(c + t * step, pat, nodes, 0, penalty)[0] >= value - 1e-12 * abs(value):
                 break
             t /= 2
         if t <= 1e-10:
@@ -386,7 +434,7 @@ def _optimise(pat: LabelPatterns, nodes: int) -> tuple[NDArray[np.float64], dict
         if np.max(np.abs(t * step)) < 1e-13:
             break
     return c, {"optimizer": "trust-exact + Newton", "newton_steps": steps,
-               "start_item_sd": list(_START_SD), "start_logliks": values}
+               "start_item_sd": list(_START_SD), "start_objectives": values}
 
 
 def fit(
@@ -397,6 +445,7 @@ def fit(
     information: covariance.Information = "auto",
     cluster: str | None = None,
     correction: str | None = None,
+    penalty: PriorsLike | None = None,
 ) -> Estimate:
     """Maximum-likelihood fit of the item-effect misclassification model, logit-Wald intervals.
 
@@ -413,6 +462,11 @@ def fit(
         ``"cluster"`` is refused: items carry no cluster key.
     cluster, correction : None
         Only for ``information="cluster"``, not offered; naming either is an error.
+    penalty : Priors, optional
+        Add the log prior densities of :class:`bayescal.models.misclassification_dependent.Priors`
+        (Beta kernels on θ, q0, q1, a half-normal on σ; no Jacobian): the optimum is then the
+        PyMC model's MAP, the method ``"penalized-mle"`` and the bread includes the prior's
+        curvature. ``None`` gives the MLE. The identification checks apply either way.
 
     Returns
     -------
@@ -448,21 +502,27 @@ def fit(
     pat = _patterns(data, judges)
     k = pat.n_judges
     _check_identified(pat)
-    c, info = _optimise(pat, nodes)
+    _penalty(_start(pat), k, penalty)  # validate before fitting
+    c, info = _optimise(pat, nodes, penalty)
     labels = (["prevalence"] + [f"specificity[{j}]" for j in pat.judges]
               + [f"sensitivity[{j}]" for j in pat.judges] + ["item_sd[0]", "item_sd[1]"])
     far = np.abs(c) > _CHART_MAX
     if np.any(far):
+        what = "maximum-likelihood" if penalty is None else "penalized"
         raise MLEBoundaryError(
-            "the maximum-likelihood estimate of the item-effect model is on the boundary: "
+            f"the {what} estimate of the item-effect model is on the boundary: "
             + ", ".join(labels[i] for i in np.flatnonzero(far))
             + " ran past the chart's limit (a rate at 0 or 1, or an item_sd → ∞: judges that "
             "are deterministic given the item effect). No Wald interval is meaningful there. "
-            "Drop the judge (fit(..., judges=[...])) or label more items")
-    lp, g, hh, _ = _derivatives(c, pat.yhat, pat.y, pat.test, nodes, 2)
-    ll = float(pat.count @ lp)
-    grad = pat.count @ g
-    observed = -np.einsum("p,pde->de", pat.count, hh)
+            + ("Fit with penalty=bayescal.models.misclassification_dependent.Priors() (the "
+               "MAP: its Beta priors keep the rates inside (0, 1)), drop the judge "
+               "(fit(..., judges=[...])) or label more items" if penalty is None else
+               "Drop the judge (fit(..., judges=[...])) or label more items"))
+    ll = float(pat.count @ _derivatives(c, pat.yhat, pat.y, pat.test, nodes, 0)[0])
+    _, grad, hess = _total(c, pat, nodes, 2, penalty)
+    assert grad is not None and hess is not None
+    prior_curvature = _penalty(c, k, penalty)[2]
+    observed = -hess
     max_gradient = float(np.max(np.abs(grad)))
     converged = max_gradient <= _GRADIENT_TOL * (pat.m + pat.n)
     if not converged:
@@ -477,7 +537,7 @@ def fit(
             "do not identify every parameter (often item_sd: label more items, or use more "
             "judges)")
     if req.kind == "expected":
-        cov_c = np.linalg.inv(_expected(c, pat, nodes))
+        cov_c = np.linalg.inv(_expected(c, pat, nodes) - np.diag(prior_curvature))
     elif req.kind == "observed":
         cov_c = np.linalg.inv(observed)
     else:
@@ -497,7 +557,7 @@ def fit(
             UserWarning, stacklevel=2)
     info.update(req.as_info(), nodes=int(nodes), quadrature_error=abs(finer - ll), max_abs_gradient=max_gradient, m=pat.m,
                 n=pat.n, n_patterns=len(pat.count), **_marginal_rates(c, k, pat.judges, nodes))
-    return _estimate(pat, x, cov, ll, info, converged)
+    return _estimate(pat, x, cov, ll, info, converged, penalty is not None)
 
 
 def _marginal_rates(c: NDArray[np.float64], k: int, judges: Sequence[str], nodes: int
@@ -515,7 +575,7 @@ def _marginal_rates(c: NDArray[np.float64], k: int, judges: Sequence[str], nodes
 
 
 def _estimate(pat: LabelPatterns, x: NDArray[np.float64], cov: NDArray[np.float64], ll: float,
-              info: dict[str, object], converged: bool) -> Estimate:
+              info: dict[str, object], converged: bool, penalized: bool) -> Estimate:
     k = pat.n_judges
     coords = {"judge": list(pat.judges)}
     ds = xr.Dataset({
@@ -528,5 +588,5 @@ def _estimate(pat: LabelPatterns, x: NDArray[np.float64], cov: NDArray[np.float6
                   for label in term_labels(str(name), da))
     interval = {"prevalence": "wald-logit", "specificity": "wald-logit",
                 "sensitivity": "wald-logit", "item_sd": "wald"}
-    return Estimate(method="mle", params=ds, cov=cov, terms=terms, interval=interval,
+    return Estimate(method="penalized-mle" if penalized else "mle", params=ds, cov=cov, terms=terms, interval=interval,
                     loglik=ll, converged=converged, info=info)
