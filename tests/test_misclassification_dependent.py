@@ -178,6 +178,14 @@ def test_fit_is_the_maximum_and_recovers_the_truth():
     truth = np.concatenate([[0.4], Q0, Q1, [0.8, 1.5]])
     se = np.sqrt(np.diag(est.cov))
     assert np.all(np.abs(x - truth) < 4 * se), (x - truth) / se
+    # the observed kind is the chart's inverse information carried by the delta method
+    # (dθ/dlogit θ = θ(1 - θ), σ unchanged)
+    observed = md.fit(lab, information="observed")
+    params = {name: observed.params[name].values for name in observed.params.data_vars}
+    jac = np.diag(np.concatenate([x[:-2] * (1 - x[:-2]), [1.0, 1.0]]))
+    np.testing.assert_allclose(
+        observed.cov, jac @ np.linalg.inv(md.information(params, lab, "observed")) @ jac,
+        rtol=1e-8, atol=1e-12)
     se_theta = {kind: float(np.sqrt(md.fit(lab, information=kind).cov[0, 0]))
                 for kind in ("observed", "sandwich")}
     assert all(abs(v / se[0] - 1) < 0.25 for v in se_theta.values()), (se[0], se_theta)
@@ -293,8 +301,9 @@ def test_twin_warning_names_both_statistics_and_the_dependent_model():
     """With four dependent judges the K-judge twin warns once, naming the labelled and the
     all-items statistics and misclassification_dependent.fit, and records both in info; the
     dependent model's own fit of the same data covers the truth where the independent one
-    does not. Catches: the all-items test computed but not reported, two warnings, a remedy
-    that names a function that does not exist."""
+    does not. With 21 labels, where only the all-items test rejects, it warns too. Catches: the
+    all-items test computed but not reported, or not warned on alone; the calibration items'
+    patterns left out of it; two warnings; a remedy that names no function."""
     lab = _labels(12, n_items=2000, item_sd=2.0, fraction=0.1)
     with pytest.warns(ConditionalDependenceWarning) as record:
         est = mf.fit(lab)
@@ -304,6 +313,16 @@ def test_twin_warning_names_both_statistics_and_the_dependent_model():
     assert "misclassification_dependent.fit" in messages[0]
     assert est.info["pattern_independence_df"] == 6
     assert est.info["pattern_independence_p_value"] < 0.01
+    every = np.vstack([lab.yhat_cal, lab.yhat_test])
+    alone = pattern_test(every, np.ones(len(every)), float(est.params["prevalence"]),
+                         est.params["specificity"].values, est.params["sensitivity"].values)
+    assert est.info["pattern_independence_g2"] == pytest.approx(alone.g2, rel=1e-9)
+    # 21 labels: the labelled test does not reject at 1 %, the all-items test does, and the
+    # fit warns on it alone
+    few = _labels(0, n_items=3000, item_sd=2.0, fraction=0.008)
+    with pytest.warns(ConditionalDependenceWarning, match="all items' judge-label patterns"):
+        sparse = mf.fit(few)
+    assert sparse.info["independence_p_value"] > 0.01 > sparse.info["pattern_independence_p_value"]
     dep = md.fit(lab)
     theta, se = float(dep.params["prevalence"]), float(np.sqrt(dep.cov[0, 0]))
     assert abs(theta - 0.4) < 3 * se
