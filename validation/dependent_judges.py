@@ -21,7 +21,8 @@ extended to K judges):
 
 Run: ``python validation/dependent_judges.py`` (about 10 minutes on two cores) or ``--quick``
 (a few replicates); ``--data DATA`` names the data folder (default ``$BAYESCAL_DATA``; the
-TriviaQA table is skipped without one).
+TriviaQA table is skipped without one); ``--part simulation`` or ``--part triviaqa`` runs one
+table.
 """
 
 from __future__ import annotations
@@ -160,15 +161,20 @@ def main(argv: list[str] | None = None) -> dict[str, pd.DataFrame]:
     parser.add_argument("--quick", action="store_true", help="a few replicates (seconds)")
     parser.add_argument("--data", default=os.environ.get("BAYESCAL_DATA"),
                         help="data folder holding judging-judges-triviaqa")
+    parser.add_argument("--part", choices=("all", "simulation", "triviaqa"), default="all",
+                        help="run one table only (the two can run side by side)")
     args = parser.parse_args(argv)
     reps, splits = (10, 10) if args.quick else (300, 300)
     pd.set_option("display.width", 200)
     out: dict[str, pd.DataFrame] = {}
     start = time.perf_counter()
-    out["simulation"] = simulation(reps, n_items=1000, fraction=0.1)
-    print(f"simulation: θ = {THETA}, four judges (q0 = {Q0}, q1 = {Q1}), {reps} replicates "
-          "per σ; PPI++ on judge j0")
-    print(out["simulation"].to_string(index=False, float_format="%.3f"))
+    if args.part in ("all", "simulation"):
+        out["simulation"] = simulation(reps, n_items=1000, fraction=0.1)
+        print(f"simulation: θ = {THETA}, four judges (q0 = {Q0}, q1 = {Q1}), {reps} replicates "
+              "per σ; PPI++ on judge j0")
+        print(out["simulation"].to_string(index=False, float_format="%.3f"))
+    if args.part == "simulation":
+        return out
     if not args.data:
         print("TriviaQA: set BAYESCAL_DATA or pass --data to run it")
         return out
