@@ -302,8 +302,9 @@ def test_twin_warning_names_both_statistics_and_the_dependent_model():
     all-items statistics and misclassification_dependent.fit, and records both in info; the
     dependent model's own fit of the same data covers the truth where the independent one
     does not. With 21 labels, where only the all-items test rejects, it warns too. Catches: the
-    all-items test computed but not reported, or not warned on alone; the calibration items'
-    patterns left out of it; two warnings; a remedy that names no function."""
+    all-items test computed but not reported, or not warned on alone (by the twin or by the
+    PyMC model's build); the calibration items' patterns left out of it; two warnings; a
+    remedy that names no function."""
     lab = _labels(12, n_items=2000, item_sd=2.0, fraction=0.1)
     with pytest.warns(ConditionalDependenceWarning) as record:
         est = mf.fit(lab)
@@ -323,6 +324,10 @@ def test_twin_warning_names_both_statistics_and_the_dependent_model():
     with pytest.warns(ConditionalDependenceWarning, match="all items' judge-label patterns"):
         sparse = mf.fit(few)
     assert sparse.info["independence_p_value"] > 0.01 > sparse.info["pattern_independence_p_value"]
+    from bayescal.models import misclassification as mm
+
+    with pytest.warns(ConditionalDependenceWarning, match="all items' judge-label patterns"):
+        mm.build(few)
     dep = md.fit(lab)
     theta, se = float(dep.params["prevalence"]), float(np.sqrt(dep.cov[0, 0]))
     assert abs(theta - 0.4) < 3 * se
