@@ -272,7 +272,7 @@ def pattern_test(yhat: ArrayLike, count: ArrayLike, prevalence: float,
     la1, la0 = _lc_logprob(theta, q0, q1, bits)
     prob = np.exp(np.logaddexp(la1, la0))
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(int(round(table.sum())), prob / prob.sum(),
+    draws = rng.multinomial(round(table.sum()), prob / prob.sum(),
                             size=bootstrap).astype(np.float64)
     bt, b0, b1 = _lc_em(draws, bits, np.full(bootstrap, theta), np.tile(q0, (bootstrap, 1)),
                         np.tile(q1, (bootstrap, 1)), em_steps, _EM_TOL)

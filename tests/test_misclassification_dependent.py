@@ -380,8 +380,9 @@ def test_penalized_fit_is_the_map_objective_maximum_and_refusal_names_it():
     that never errs on 20 labels runs the MLE to the boundary, whose refusal names the
     penalized fit; the penalized fit of the same data is interior. Catches: a prior gradient
     on the wrong scale (the chart's Jacobian added), a penalty accepted but not applied."""
-    from bayescal.models import misclassification_dependent as mdm
     from scipy.stats import beta, halfnorm
+
+    from bayescal.models import misclassification_dependent as mdm
 
     k = 3
     lab = _labels(6, n_items=800, k=k, item_sd=1.0)

@@ -555,7 +555,8 @@ def fit(
             f"(item_sd = {np.abs(c[-2:]).round(3).tolist()}): the log-likelihood moves by "
             f"{abs(finer - ll):.3g} with {2 * nodes} nodes. Refit with nodes={4 * nodes}",
             UserWarning, stacklevel=2)
-    info.update(req.as_info(), nodes=int(nodes), quadrature_error=abs(finer - ll), max_abs_gradient=max_gradient, m=pat.m,
+    info.update(req.as_info(), nodes=int(nodes), quadrature_error=abs(finer - ll),
+                max_abs_gradient=max_gradient, m=pat.m,
                 n=pat.n, n_patterns=len(pat.count), **_marginal_rates(c, k, pat.judges, nodes))
     return _estimate(pat, x, cov, ll, info, converged, penalty is not None)
 
@@ -588,5 +589,6 @@ def _estimate(pat: LabelPatterns, x: NDArray[np.float64], cov: NDArray[np.float6
                   for label in term_labels(str(name), da))
     interval = {"prevalence": "wald-logit", "specificity": "wald-logit",
                 "sensitivity": "wald-logit", "item_sd": "wald"}
-    return Estimate(method="penalized-mle" if penalized else "mle", params=ds, cov=cov, terms=terms, interval=interval,
+    return Estimate(method="penalized-mle" if penalized else "mle", params=ds, cov=cov,
+                    terms=terms, interval=interval,
                     loglik=ll, converged=converged, info=info)

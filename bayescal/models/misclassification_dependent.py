@@ -5,7 +5,8 @@ to K judges; :mod:`bayescal.models.misclassification`) with judges whose errors 
 given the human label: an item effect :math:`u_i \sim N(0, 1)` shared by the judges,
 
 .. math:: \operatorname{logit} P(\hat Y_{ik} = 1 \mid Y_i = y, u_i) = \alpha_{ky} + \sigma_y u_i,
-          \qquad \alpha_{k1} = \operatorname{logit} q_{1k},\ \alpha_{k0} = -\operatorname{logit} q_{0k},
+          \qquad \alpha_{k1} = \operatorname{logit} q_{1k},\
+          \alpha_{k0} = -\operatorname{logit} q_{0k},
 
 integrated out per label pattern by Gauss–Hermite quadrature. At σ = 0 the likelihood is the
 independent model's.
