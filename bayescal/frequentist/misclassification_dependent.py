@@ -39,6 +39,12 @@ human class needs at least two labelled items (within a class the judges' agreem
 items measures σ_y); from four judges on, the 15 pattern frequencies exceed the 11 parameters. As
 in the independent twin, a calibration item of each class fixes the orientation of Y.
 
+Fit: a trust region with the analytic gradient and Hessian on the chart (node-posterior means
+and covariances, and over Y for the test patterns Louis's identity), then Newton steps. The
+likelihood can have several maxima, so it starts twice (the conditionally independent MLE with
+σ = 0.3, the calibration proportions with σ = 1.5) and keeps the better
+(``info["start_objectives"]``).
+
 Covariance (``information=``, :func:`bayescal.frequentist.covariance.request`): ``expected``
 (:math:`m E_{cal}[s s^\top] + n E_{test}[s s^\top]`, sums over the 2^K patterns), ``observed``
 (minus the analytic Hessian) or ``sandwich`` (observed bread, per-item meat over the patterns);
