@@ -376,7 +376,8 @@ def test_pymc_flat_map_equals_mle():
 def test_penalized_fit_is_the_map_objective_maximum_and_refusal_names_it():
     """With ``penalty=Priors()`` the estimate maximises loglik + the log prior kernels written
     here from scratch (Beta(2, 2) on each rate, Beta(1, 1) on θ, half-normal(1) on σ; no
-    Jacobian): no Nelder–Mead step improves it, and its method is "penalized-mle". A judge
+    Jacobian): its finite-difference gradient vanishes there, and its method is
+    "penalized-mle". A judge
     that never errs on 20 labels runs the MLE to the boundary, whose refusal names the
     penalized fit; the penalized fit of the same data is interior. Catches: a prior gradient
     on the wrong scale (the chart's Jacobian added), a penalty accepted but not applied."""
@@ -385,7 +386,7 @@ def test_penalized_fit_is_the_map_objective_maximum_and_refusal_names_it():
     from bayescal.models import misclassification_dependent as mdm
 
     k = 3
-    lab = _labels(6, n_items=800, k=k, item_sd=1.0)
+    lab = _labels(6, n_items=500, k=k, item_sd=1.0)
     est = md.fit(lab, penalty=mdm.Priors())
     assert est.method == "penalized-mle"
 
@@ -398,9 +399,9 @@ def test_penalized_fit_is_the_map_objective_maximum_and_refusal_names_it():
 
     x = np.concatenate([[float(est.params["prevalence"])], est.params["specificity"].values,
                         est.params["sensitivity"].values, est.params["item_sd"].values])
-    best = minimize(objective, x, method="Nelder-Mead",
-                    options={"maxiter": 400, "xatol": 1e-9, "fatol": 1e-10})
-    assert best.fun >= objective(x) - 1e-6
+    h = 1e-6
+    slope = [(objective(x + h * e) - objective(x - h * e)) / (2 * h) for e in np.eye(len(x))]
+    np.testing.assert_allclose(slope, 0, atol=1e-4)
     y = np.r_[np.ones(10), np.zeros(10)]
     rng = np.random.default_rng(2)
     cal = np.column_stack([y, (rng.uniform(size=(20, 2)) < 0.5)]).astype(float)
