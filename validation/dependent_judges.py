@@ -14,10 +14,12 @@ extended to K judges):
    ``validation/bands.py``; ``defined`` is the share of replicates that gave an interval (the
    rest were refused: boundary or identification errors); ``flagged`` the share in which the
    independent fit warned that the judges are dependent.
-2. **TriviaQA** (Judging the Judges; the 400 answers of ``llama2-7b-chat`` with judges GPT-4,
-   Llama-13B, Llama-7B and Llama3-70B): random splits with 50 human labels, coverage of the
-   all-human accuracy by the same rows and PPI++ on each judge; before it, the two
-   conditional-independence statistics on all 400 items.
+2. **TriviaQA** (Judging the Judges; judges GPT-4, Llama-13B, Llama-7B and Llama3-70B), twice:
+   the 400 answers of ``llama2-7b-chat``, and the 3,200 answers of all eight exam takers.
+   Random splits with 50 human labels, coverage of the all-human accuracy by the same rows and
+   PPI++ on each judge; before each, the two conditional-independence statistics on all items.
+   The splits share most of their unlabelled items, so this coverage is over the choice of the
+   labelled items of one fixed set, not over new data sets.
 
 Run: ``python validation/dependent_judges.py`` (about 10 minutes on two cores) or ``--quick``
 (a few replicates); ``--data DATA`` names the data folder (default ``$BAYESCAL_DATA``; the
@@ -124,9 +126,12 @@ def simulation(reps: int, n_items: int, fraction: float, seed: int = 20261204) -
     return out[["item_sd", "N", "f", *[c for c in out.columns if c not in ("item_sd", "N", "f")]]]
 
 
-def _triviaqa(data: str) -> pd.DataFrame:
-    answers = bc.datasets.triviaqa_judges(data)
-    answers = answers[answers["model"] == "llama2-7b-chat"].reset_index(drop=True)
+def _triviaqa(data: str, exam_taker: str | None) -> pd.DataFrame:
+    """The answers of one exam taker, or of all eight (None), with every judge's label."""
+    answers = bc.datasets.triviaqa_judges(data).dropna(subset=JUDGES)
+    if exam_taker is not None:
+        answers = answers[answers["model"] == exam_taker]
+    answers = answers.reset_index(drop=True)
     return answers.assign(**{j: answers[j].astype(int) for j in JUDGES})
 
 
@@ -178,15 +183,20 @@ def main(argv: list[str] | None = None) -> dict[str, pd.DataFrame]:
     if not args.data:
         print("TriviaQA: set BAYESCAL_DATA or pass --data to run it")
         return out
-    answers = _triviaqa(args.data)
-    out["triviaqa_tests"] = triviaqa_tests(answers)
-    print("TriviaQA, llama2-7b-chat answers, judges " + ", ".join(JUDGES)
-          + ": conditional independence on all 400 labelled items")
-    print(out["triviaqa_tests"].to_string(index=False, float_format="%.4g"))
-    out["triviaqa"] = triviaqa(answers, splits)
-    print(f"TriviaQA: {splits} random splits with 50 human labels, coverage of the all-human "
-          f"accuracy {out['triviaqa']['truth'].iloc[0]:.4f}")
-    print(out["triviaqa"].drop(columns="truth").to_string(index=False, float_format="%.3f"))
+    for exam_taker in ("llama2-7b-chat", None):
+        answers = _triviaqa(args.data, exam_taker)
+        key = "all" if exam_taker is None else exam_taker
+        who = ("all eight exam takers' answers" if exam_taker is None
+               else f"{exam_taker} answers")
+        out[f"triviaqa_tests_{key}"] = triviaqa_tests(answers)
+        print(f"TriviaQA, {who}, judges " + ", ".join(JUDGES)
+              + f": conditional independence on all {len(answers)} labelled items")
+        print(out[f"triviaqa_tests_{key}"].to_string(index=False, float_format="%.4g"))
+        out[f"triviaqa_{key}"] = triviaqa(answers, splits)
+        print(f"TriviaQA, {who}: {splits} random splits with 50 human labels, coverage of the "
+              f"all-human accuracy {out[f'triviaqa_{key}']['truth'].iloc[0]:.4f}")
+        print(out[f"triviaqa_{key}"].drop(columns="truth").to_string(index=False,
+                                                                    float_format="%.3f"))
     print(f"({time.perf_counter() - start:.0f} s)")
     return out
 
