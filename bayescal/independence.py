@@ -99,7 +99,7 @@ class IndependenceTest:
         """One phrase: where, G², df, both p-values."""
         where = ("on the labelled items (within each human class)" if self.items == "labelled"
                  else "on all items' judge-label patterns (latent-class fit)")
-        return (f"{where} G² = {self.g2:.3g} on {self.df} df, bootstrap p = {self.p_value:.3g} "
+        return (f"{where}: G² = {self.g2:.3g} on {self.df} df, bootstrap p = {self.p_value:.3g} "
                 f"(χ² p = {self.p_value_chi2:.2g})")
 
     def message(self) -> str:
