@@ -429,9 +429,13 @@ def test_simulated_patterns_follow_the_model():
         alpha = logit(np.asarray(Q1[:k])) if cls == 1 else -logit(np.asarray(Q0[:k]))
         for code in range(2**k):
             yh = (code >> np.arange(k)) & 1
-            prob = quad(lambda u: float(np.prod(np.where(
-                yh == 1, expit(alpha + sd[cls] * u), 1 - expit(alpha + sd[cls] * u)))
-                * np.exp(-u * u / 2) / np.sqrt(2 * np.pi)), -np.inf, np.inf)[0]
+            def density(u: float, yh: np.ndarray = yh, a: np.ndarray = alpha,
+                        s: float = sd[cls]) -> float:
+                pi = expit(a + s * u)
+                return float(np.prod(np.where(yh == 1, pi, 1 - pi))
+                             * np.exp(-u * u / 2) / np.sqrt(2 * np.pi))
+
+            prob = quad(density, -np.inf, np.inf)[0]
             seen = int(np.sum(np.all(rows == yh, axis=1)))
             n = len(rows)
             assert abs(seen - n * prob) < 4 * np.sqrt(n * prob * (1 - prob)), (cls, yh)
