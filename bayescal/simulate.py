@@ -122,6 +122,7 @@ def misclassification(
     labelled_fraction: float,
     random_seed: int | None = None,
     judges: Sequence[str] | None = None,
+    item_sd: float | Sequence[float] = 0.0,
 ) -> tuple[Labels, xr.Dataset]:
     r"""Simulate Chen et al. (2026): binary human labels, K noisy judges, a random labelled subset.
 
@@ -157,6 +158,14 @@ def misclassification(
         Judge names. Default ``"judge"`` for one judge, ``"judge_0"``, ``"judge_1"``, ... for
         several (the defaults of :meth:`Labels.from_arrays`). Their number fixes K when q0 and
         q1 are scalars.
+    item_sd : float or pair of float
+        σ_y of an item effect shared by the judges (one value, or (σ_0, σ_1) by human class):
+        :math:`\operatorname{logit} P(\hat Y_k = 1 \mid Y = y, u) = \alpha_{ky} + \sigma_y u`
+        with :math:`u \sim N(0, 1)` per item, :math:`\alpha_{k1} = \operatorname{logit} q_{1k}`,
+        :math:`\alpha_{k0} = -\operatorname{logit} q_{0k}` (the model of
+        :mod:`bayescal.models.misclassification_dependent`; q0, q1 are then the median item's
+        and must lie in (0, 1)). Default 0: conditionally independent judges, the draw
+        unchanged.
 
     Returns
     -------
@@ -208,11 +217,22 @@ def misclassification(
     if len(set(names)) != k:
         raise ValueError(f"judge names must be distinct, got {list(names)}")
 
+    sd = np.broadcast_to(np.asarray(item_sd, dtype=np.float64).reshape(-1), 2).copy()
+    if not np.all(np.isfinite(sd) & (sd >= 0)):
+        raise ValueError(f"item_sd must be one or two finite values ≥ 0, got {item_sd!r}")
+    if np.any(sd > 0) and not np.all((q0 > 0) & (q0 < 1) & (q1 > 0) & (q1 < 1)):
+        raise ValueError("with item_sd > 0 every specificity and sensitivity must lie in (0, 1)")
+
     rng = np.random.default_rng(random_seed)
     y = rng.random(n_items) < theta
     u = rng.random((n_items, k))
     yhat = np.where(y[:, None], u < q1, u >= q0).astype(np.float64)
     labelled = rng.random(n_items) < labelled_fraction
+    if np.any(sd > 0):
+        # drawn after R so that item_sd = 0 leaves the conditionally independent draw as it was
+        effect = rng.standard_normal((n_items, 1)) * np.where(y, sd[1], sd[0])[:, None]
+        alpha = np.where(y[:, None], np.log(q1 / (1 - q1)), np.log((1 - q0) / q0))
+        yhat = (u < expit(alpha + effect)).astype(np.float64)
     try:
         labels = Labels.from_arrays(y[labelled].astype(np.float64), yhat[labelled],
                                     yhat[~labelled], judges=names)
@@ -227,8 +247,9 @@ def misclassification(
             "prevalence": ((), theta),
             "specificity": ("judge", q0),
             "sensitivity": ("judge", q1),
+            **({"item_sd": ("class", sd)} if np.any(sd > 0) else {}),
         },
-        coords={"judge": list(names)},
+        coords={"judge": list(names), **({"class": [0, 1]} if np.any(sd > 0) else {})},
         attrs={
             "sample_prevalence": float(y.mean()),
             "n_items": n_items,

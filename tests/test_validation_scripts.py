@@ -11,6 +11,8 @@
   the fixed-λ observed covariance at w = 1 and wider than it at w < 1, as the theory says.
 * ``validation/conditional_independence.py --quick``: the size/power table of the judges'
   conditional-independence test runs.
+* ``validation/dependent_judges.py``: its coverage table (independent and item-effect models,
+  PPI++) has the designed rows and verdicts.
 """
 
 from __future__ import annotations
@@ -310,3 +312,17 @@ def test_conditional_independence_quick_prints_both_tables(capsys, monkeypatch) 
     _load("conditional_independence").main(["--quick"])
     out = capsys.readouterr().out
     assert "band@0.05" in out and "TriviaQA: set BAYESCAL_DATA" in out
+
+
+def test_dependent_judges_table_has_the_designed_rows() -> None:
+    """validation/dependent_judges.py's simulation table (one replicate per σ, a few seconds; the
+    script's --quick runs 10 and TriviaQA): every method row at σ = 0 and 1.5, coverage in
+    [0, 1], a verdict from the shared band. Catches: the script rotting, a method silently
+    missing from the table."""
+    dj = _load("dependent_judges")
+    table = dj.simulation(1, n_items=600, fraction=0.15)
+    methods = {"independent MLE", "independent MAP", "item-effect MLE", "item-effect MAP",
+               "PPI++ (j0)"}
+    assert set(table["method"]) == methods and sorted(set(table["item_sd"])) == [0.0, 1.5]
+    assert table["coverage"].dropna().between(0, 1).all()
+    assert set(table["verdict"]) <= {"holds", "under", "over", "refused"}

@@ -90,7 +90,12 @@ from bayescal.data.labels import LabelPatterns
 from bayescal.frequentist import covariance
 from bayescal.frequentist._core import ConvergenceWarning, Estimate, MLEBoundaryError
 from bayescal.identify import IdentificationError
-from bayescal.independence import ConditionalDependenceWarning, labelled_test
+from bayescal.independence import (
+    ConditionalDependenceWarning,
+    dependence_message,
+    labelled_test,
+    pattern_test,
+)
 from bayescal.priors import check_beta_prior
 from bayescal.schema import term_labels
 
@@ -668,8 +673,12 @@ def fit(
         The optimizer stopped without reaching a stationary point (``converged`` is False).
     ConditionalDependenceWarning
         K ≥ 2 judges whose labels are dependent given the human label on the labelled items
-        (:func:`bayescal.independence.labelled_test`, bootstrap p below 0.01); the statistic
-        is in ``info`` (``independence_g2``, ``_df``, ``_p_value``) whenever it is testable.
+        (:func:`bayescal.independence.labelled_test`) or, K ≥ 4, on all items' judge
+        patterns (:func:`bayescal.independence.pattern_test`), bootstrap p below 0.01; one
+        message names both statistics and points to
+        :func:`bayescal.frequentist.misclassification_dependent.fit`. The statistics are in
+        ``info`` (``independence_g2``, ``_df``, ``_p_value``; ``pattern_independence_*``)
+        whenever testable.
     """
     if algorithm not in ("newton", "em"):
         raise ValueError(f"algorithm must be 'newton' or 'em', got {algorithm!r}")
@@ -743,13 +752,16 @@ def fit(
         cov = (cov + cov.T) / 2
     else:
         cov = covariance.sandwich(observed, _meat(x, pat))
-    # K >= 2: the model's conditional independence is testable on the labelled items
+    # K >= 2: the model's conditional independence is testable on the labelled items, and
+    # from K = 4 on all items' judge patterns too (the latent-class fit started at x)
     cal = ~pat.test
-    test = labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal])
-    if test is not None:
-        info.update(test.as_info())
-        if test.rejects:
-            warnings.warn(test.message(), ConditionalDependenceWarning, stacklevel=2)
+    tests = [labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal]),
+             pattern_test(pat.yhat, pat.count, x[0], x[1 : 1 + k], x[1 + k :])]
+    for test in tests:
+        if test is not None:
+            info.update(test.as_info())
+    if any(test is not None and test.rejects for test in tests):
+        warnings.warn(dependence_message(tests), ConditionalDependenceWarning, stacklevel=2)
     info.update(
         req.as_info(),
         algorithm=algorithm,

@@ -74,7 +74,12 @@ from scipy.stats import beta as beta_dist
 from bayescal.data import Labels
 from bayescal.data.labels import LabelPatterns
 from bayescal.identify import IdentificationWarning
-from bayescal.independence import ConditionalDependenceWarning, labelled_test
+from bayescal.independence import (
+    ConditionalDependenceWarning,
+    dependence_message,
+    labelled_test,
+    pattern_test,
+)
 from bayescal.priors import check_beta_prior
 
 __all__ = ["Priors", "build"]
@@ -302,7 +307,9 @@ def build(
         Under ``"positive"``, a judge whose calibration labels give κ̂ < 0.
     ConditionalDependenceWarning
         K ≥ 2 judges whose labels are dependent given the human label on the labelled items
-        (:func:`bayescal.independence.labelled_test`, the twin's test).
+        (:func:`bayescal.independence.labelled_test`) or, K ≥ 4, on all items' patterns
+        (:func:`bayescal.independence.pattern_test`, its EM started at the calibration
+        proportions): the twin's tests.
     """
     if kappa not in ("nonzero", "positive"):
         raise ValueError(f"kappa must be 'nonzero' or 'positive', got {kappa!r}")
@@ -331,11 +338,15 @@ def build(
     if kappa == "positive" and (conflict := pat.negative_kappa()) is not None:
         warnings.warn(conflict, UserWarning, stacklevel=2)
     # the K-judge likelihood assumes conditional independence given Y; the labelled items
-    # test it without any fitted parameter, so the model warns as the twin does
+    # test it without any fitted parameter, all items' patterns with an EM started at the
+    # calibration proportions, so the model warns as the twin does
     cal = ~pat.test
-    independence = labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal])
-    if independence is not None and independence.rejects:
-        warnings.warn(independence.message(), ConditionalDependenceWarning, stacklevel=2)
+    start = _initial_values(pat)
+    tests = [labelled_test(pat.yhat[cal], pat.y[cal], pat.count[cal]),
+             pattern_test(pat.yhat, pat.count, float(start["prevalence"]),
+                          start["specificity"], start["sensitivity"])]
+    if any(test is not None and test.rejects for test in tests):
+        warnings.warn(dependence_message(tests), ConditionalDependenceWarning, stacklevel=2)
     coords = {"judge": list(pat.judges), "pattern": pat.names}
     a0, b0 = (float(v) for v in priors.specificity)
     a1, b1 = (float(v) for v in priors.sensitivity)
@@ -349,7 +360,6 @@ def build(
             # near q = 0.5 can fall into and never leave. The start is the support point of a
             # Beta CustomDist, not an initval, so the model stays convertible
             # (pm.compute_log_likelihood refuses models with non-default initial values).
-            start = _initial_values(pat)
             prevalence = _started_beta("prevalence", *priors.prevalence, start["prevalence"])
             sensitivity = _started_beta("sensitivity", a1, b1, start["sensitivity"],
                                         dims="judge")
