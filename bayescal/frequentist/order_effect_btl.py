@@ -50,7 +50,7 @@ See ``models/order_effect_btl.md``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -209,30 +209,23 @@ def _design(data: Comparisons, mask: NDArray[np.bool_]) -> NDArray[np.float64]:
     return np.column_stack(columns)
 
 
-def _newton(
-    x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64],
-    prec: NDArray[np.float64],
+def _ascend(
+    theta: NDArray[np.float64],
+    objective: Callable[[NDArray[np.float64]], float],
+    derivatives: Callable[[NDArray[np.float64]], tuple[NDArray[np.float64], NDArray[np.float64]]],
 ) -> tuple[NDArray[np.float64], int, bool]:
-    """Maximise the (penalised) concave logistic log-likelihood of one judge by Newton steps.
+    """Damped Newton ascent of a concave per-verdict objective (both tie kernels use it).
 
     The objective is concave, so a Newton step halved until the objective does not decrease
-    converges from zero; the per-verdict average gradient is driven below 1e-11.
+    converges from any start; ``derivatives`` returns the per-verdict gradient and negative
+    Hessian, and the gradient is driven below 1e-11. Returns the estimate, the iterations and
+    convergence (False after a run past ``_RUNAWAY``, where the MLE does not exist).
     """
-    theta = np.zeros(x.shape[1])
-    scale = 1.0 / n.sum()
-
-    def objective(t: NDArray[np.float64]) -> float:
-        eta = x @ t
-        return float(np.sum(y * log_expit(eta) + (n - y) * log_expit(-eta))
-                     - 0.5 * np.sum(prec * t**2)) * scale
-
     value = objective(theta)
     for it in range(1, _MAX_ITER + 1):
-        p = expit(x @ theta)
-        grad = (x.T @ (y - n * p) - prec * theta) * scale
+        grad, hess = derivatives(theta)
         if np.max(np.abs(grad)) < _GRAD_TOL:
             return theta, it, True
-        hess = ((x * (n * p * (1 - p))[:, None]).T @ x + np.diag(prec)) * scale
         step = np.linalg.solve(hess, grad)
         for _ in range(60):
             new = objective(theta + step)
@@ -243,6 +236,26 @@ def _newton(
         if np.max(np.abs(theta)) > _RUNAWAY:
             return theta, it, False
     return theta, _MAX_ITER, False
+
+
+def _newton(
+    x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64],
+    prec: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], int, bool]:
+    """Maximise the (penalised) concave logistic log-likelihood of one judge, from zero."""
+    scale = 1.0 / n.sum()
+
+    def objective(t: NDArray[np.float64]) -> float:
+        eta = x @ t
+        return float(np.sum(y * log_expit(eta) + (n - y) * log_expit(-eta))
+                     - 0.5 * np.sum(prec * t**2)) * scale
+
+    def derivatives(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        p = expit(x @ t)
+        grad = (x.T @ (y - n * p) - prec * t) * scale
+        return grad, ((x * (n * p * (1 - p))[:, None]).T @ x + np.diag(prec)) * scale
+
+    return _ascend(np.zeros(x.shape[1]), objective, derivatives)
 
 
 def _newton_davidson(
@@ -258,42 +271,29 @@ def _newton_davidson(
     """
     wins, ties, losses = counts
     n = wins + ties + losses
-    dim = x.shape[1] + 1
-    theta = np.zeros(dim)
-    theta[-1] = lam0
+    start = np.zeros(x.shape[1] + 1)
+    start[-1] = lam0
     scale = 1.0 / n.sum()
 
-    def probs(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def logits(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         eta = x @ t[:-1]
-        logits = np.stack([eta / 2, np.full_like(eta, t[-1]), -eta / 2], axis=1)
-        return eta, logits
+        return eta, np.stack([eta / 2, np.full_like(eta, t[-1]), -eta / 2], axis=1)
 
     def objective(t: NDArray[np.float64]) -> float:
-        eta, logits = probs(t)
-        log_d = np.logaddexp.reduce(logits, axis=1)
+        eta, cell = logits(t)
+        log_d = np.logaddexp.reduce(cell, axis=1)
         ll = np.sum((wins - losses) * eta / 2 + ties * t[-1] - n * log_d)
         return float(ll - 0.5 * np.sum(prec * t**2)) * scale
 
-    value = objective(theta)
-    it = 0
-    for it in range(1, _MAX_ITER + 1):
-        p_w, p_t, p_l = softmax(probs(theta)[1], axis=1).T
-        diff = p_w - p_l
-        r_eta = (wins - losses) / 2 - n * diff / 2
-        grad = np.append(x.T @ r_eta, np.sum(ties - n * p_t)) - prec * theta
-        if np.max(np.abs(grad * scale)) < _GRAD_TOL:
-            return theta, it, True, (p_w, p_t, p_l)
+    def derivatives(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        p_w, p_t, p_l = softmax(logits(t)[1], axis=1).T
+        r_eta = (wins - losses) / 2 - n * (p_w - p_l) / 2
+        grad = np.append(x.T @ r_eta, np.sum(ties - n * p_t)) - prec * t
         hess = _davidson_information(x, n, (p_w, p_t, p_l)) + np.diag(prec)
-        step = np.linalg.solve(hess, grad)
-        for _ in range(60):
-            new = objective(theta + step)
-            if new >= value - 1e-15:
-                break
-            step = step / 2
-        theta, value = theta + step, new
-        if np.max(np.abs(theta)) > _RUNAWAY:
-            break
-    return theta, it, False, tuple(softmax(probs(theta)[1], axis=1).T)
+        return grad * scale, hess * scale
+
+    theta, it, ok = _ascend(start, objective, derivatives)
+    return theta, it, ok, tuple(softmax(logits(theta)[1], axis=1).T)
 
 
 def _davidson_information(
