@@ -26,6 +26,7 @@ took 219 s in a full run then, 42 s alone now with a warm cache.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,11 +49,15 @@ def _check(groups: tuple[tuple[str, ...], ...], mutations: tuple[str, ...], draw
            timeout: float) -> None:
     """Run ``sbc.py --check`` on each group of models, the groups in parallel processes."""
     pytest.importorskip("nutpie")
+    # the script's folder, not the checkout, heads its sys.path: put the checkout first, so the
+    # check runs this checkout's bayescal and not whichever one is installed
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
     procs = [subprocess.Popen([sys.executable, str(ROOT / "validation" / "sbc.py"), "--check",
                                "--draws", str(draws), "--models", ",".join(models),
                                "--mutations", ",".join(mutations)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              cwd=ROOT) for models in groups]
+                              cwd=ROOT, env=env) for models in groups]
     outputs = []
     try:
         for proc in procs:
