@@ -774,3 +774,20 @@ def test_gacv_infinity_needs_the_llm_information(small, monkeypatch):
     row = table[table["llm_weight"] == np.inf].iloc[0]
     assert not row["admissible"] and row["reason_code"] == "LLM_NOT_IDENTIFIED"
     assert est.info["llm_weight"] == 0.0
+
+
+def test_one_blas_thread_limits_every_pool_and_reuses_its_controller():
+    """Catches the per-fit BLAS limit not applied (a controller made but its limit never
+    entered, or the pools restored too early), and the library rescan on every fit that cost a
+    quarter of a human-calibration fit's CPU (a new controller per call)."""
+    from threadpoolctl import ThreadpoolController
+
+    from bayescal.frequentist.human_calibration import path
+
+    with path.one_blas_thread():
+        inside = [pool["num_threads"] for pool in ThreadpoolController().info()]
+    first = path._CONTROLLER[0]
+    with path.one_blas_thread():
+        pass
+    assert inside and all(n == 1 for n in inside), inside
+    assert path._CONTROLLER == [first]

@@ -25,6 +25,7 @@ import contextlib
 import enum
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -92,14 +93,23 @@ class Path:
     llm_fit: opt.Fit
 
 
+_CONTROLLER: list[Any] = []  # one threadpoolctl controller per process, made on first use
+
+
 def one_blas_thread() -> contextlib.AbstractContextManager:
     """Limit BLAS to one thread: the matrices here are ~(K + N)(r + 1) square, where threads
-    only add contention (measured 10x slower with 2 threads on a loaded 2-core machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
+    only add contention (measured 10x slower with 2 threads on a loaded 2-core machine).
+
+    The controller is made once: ``threadpool_limits`` rescans every loaded shared library on
+    each call (about 12 ms once PyMC's and numba's libraries are loaded, a quarter of a
+    human-calibration fit), while the libraries' thread pools do not change between fits."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+            return contextlib.nullcontext()
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1)
 
 
 def null_count(H: NDArray[np.float64]) -> int:
