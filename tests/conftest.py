@@ -14,6 +14,15 @@ import numpy as np
 import pytest
 
 
+def checkout_env() -> dict[str, str]:
+    """The environment for a script run as a subprocess (``validation/*.py``, ``sbc.py``) with
+    this checkout's bayescal first on its path: a script's own folder, not the checkout, heads
+    its ``sys.path``, so without it a worktree's check runs whichever bayescal is installed
+    (a broken kernel in the worktree then passed the SBC check)."""
+    root = str(Path(__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+
+
 def shared_data_dir() -> Path | None:
     """The real datasets: BAYESCAL_DATA, else a shared/data folder next to the checkout."""
     env = os.environ.get("BAYESCAL_DATA")

@@ -26,12 +26,13 @@ took 219 s in a full run then, 42 s alone now with a warm cache.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("judge_discrimination_btl", "order_effect_btl", "score_calibration",
@@ -49,10 +50,7 @@ def _check(groups: tuple[tuple[str, ...], ...], mutations: tuple[str, ...], draw
            timeout: float) -> None:
     """Run ``sbc.py --check`` on each group of models, the groups in parallel processes."""
     pytest.importorskip("nutpie")
-    # the script's folder, not the checkout, heads its sys.path: put the checkout first, so the
-    # check runs this checkout's bayescal and not whichever one is installed
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, PYTHONPATH=path)
+    env = checkout_env()
     procs = [subprocess.Popen([sys.executable, str(ROOT / "validation" / "sbc.py"), "--check",
                                "--draws", str(draws), "--models", ",".join(models),
                                "--mutations", ",".join(mutations)],

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import shared_data_dir
+from tests.conftest import checkout_env, shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,6 @@ def test_ties_posterior_quick():
     verdicts' variance, as the Wald intervals above), and a Davidson posterior more than 20 %
     from the Davidson Wald interval (expected information, the same likelihood; at 600 draws
     the Monte Carlo error of a 95 % width is about 4 %)."""
-    import os
     import subprocess
 
     data = shared_data_dir()
@@ -53,7 +52,7 @@ def test_ties_posterior_quick():
             f"out = t.run(['--data', {str(data)!r}, '--quick']); "
             "print(json.dumps({k: {m: list(v) for m, v in d.items()} for k, d in out.items()}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+                          text=True, env=checkout_env(), check=True)
     import json
 
     out = {k: {m: np.array(v) for m, v in d.items()}

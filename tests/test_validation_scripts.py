@@ -29,7 +29,7 @@ import pytest
 from scipy.stats import ks_2samp
 
 from bayescal.frequentist import judge_mean as jm
-from tests.conftest import shared_data_dir
+from tests.conftest import checkout_env, shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -188,7 +188,7 @@ def test_judge_discrimination_btl_quick_runs_and_passes_its_checks(tmp_path: Pat
         pytest.skip("validation/judge_discrimination_btl.py is not in this checkout")
     proc = subprocess.run([sys.executable, str(script), "--quick", "--check", "--out",
                            str(tmp_path)], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+                          cwd=ROOT, env=checkout_env())
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "CHECK FAILED" not in proc.stdout
     written = sorted(p.name for p in tmp_path.glob("judge_discrimination_btl_*.csv"))
@@ -204,7 +204,8 @@ def test_low_rank_judges_quick_runs_and_passes_its_checks(tmp_path: Path) -> Non
     within a binomial band."""
     script = ROOT / "validation" / "low_rank_judges.py"
     proc = subprocess.run([sys.executable, str(script), "--quick", "--check", "--out",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+                           str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=checkout_env())
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "CHECK FAILED" not in proc.stdout and "all checks passed" in proc.stdout
     grid = pd.read_csv(tmp_path / "low_rank_judges_grid.csv")
