@@ -274,7 +274,7 @@ def _map_functions(model: pm.Model) -> tuple[Entry, list[str], list[Any]]:
             new, inputs = graphs.structure.abstracted(graphs.outputs)
         n = len(graphs.names)
         loss, outs, initial = new[0], new[1:1 + n], new[1 + n:]
-        options = {"mode": "FAST_COMPILE", "on_unused_input": "ignore",
+        options = {"mode": _map_mode(), "on_unused_input": "ignore",
                    "allow_input_downcast": True, "accept_inplace": True}
         with model:
             return _MapFunctions(
@@ -286,6 +286,19 @@ def _map_functions(model: pm.Model) -> tuple[Entry, list[str], list[Any]]:
     if graphs.structure is None:
         return Entry(build()), graphs.names, []
     return _MAP_CACHE.get(graphs.structure.key, build), graphs.names, graphs.structure.values()
+
+
+@functools.cache
+def _map_mode() -> Any:
+    """PyTensor's FAST_COMPILE rewrites with the plain Python linker. FAST_COMPILE's own VM
+    linker is as fast per evaluation here but imports setuptools on its first use (for C
+    compiler errors it never raises in this mode), a tenth of a first MAP's time. The plain
+    linker evaluates every node in order, so an ``ifelse`` computes both branches (it is
+    still right, only not lazy)."""
+    from pytensor.compile.mode import FAST_COMPILE, Mode
+    from pytensor.link.basic import PerformLinker
+
+    return Mode(linker=PerformLinker(), optimizer=FAST_COMPILE.provided_optimizer)
 
 
 @dataclass(frozen=True)
