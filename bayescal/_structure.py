@@ -75,8 +75,8 @@ class Structure:
         inputs = [v.type() for v in self.data]
         for new, old in zip(inputs, self.data, strict=True):
             new.name = old.name
-        # one copy of the nodes above the data (clone_replace rebuilds the whole graph twice,
-        # a tenth of a first MAP's time); the free variables and constants are kept
+        # one copy of the graph (clone_replace rebuilds it twice: twice the time); the free
+        # variables and the constants are kept
         memo: dict[Any, Any] = {v: v for v in outputs if v.owner is None}  # else copied
         memo.update(zip(self.data, inputs, strict=True))
         equiv = clone_get_equiv([], outputs, copy_inputs=False, copy_orphans=False, memo=memo)
