@@ -217,8 +217,8 @@ def test_structure_keeps_scalars_and_abstracts_arrays():
 def test_abstracted_graph_reads_its_inputs_and_keeps_its_roots():
     """Structure.abstracted copies the graph once with the data swapped for fresh inputs.
     Catches a copy that also copies a root output (a free variable reported as it is and
-    read by nothing else: the compiled function would then miss that input) or leaves a datum in the graph (the cached
-    function would read the first model's numbers)."""
+    read by nothing else: the compiled function would then miss that input) or leaves a
+    datum in the graph (the cached function would read the first model's numbers)."""
     import pytensor
     import pytensor.tensor as pt
     from pytensor.graph.traversal import ancestors
