@@ -178,15 +178,21 @@ def _map(model: pm.Model, initvals: dict[str, Any] | None = None) -> xr.DataTree
     functions (the loss and gradient, the initial point, the reported values) are compiled
     once per model structure with the data as inputs (:func:`_map_functions`), so a refit of
     the same model, or of a model built from other data of the same shape, only evaluates
-    them. They are compiled in PyTensor's FAST_COMPILE mode: the full rewrite pipeline plus
-    the numba build cost seconds, while the optimizer needs a few dozen evaluations of a
-    cell-level log density (``bench/run.py`` prints the first and the repeated call). It
+    them. They are compiled with PyTensor's FAST_COMPILE rewrites and its Python linker
+    (:func:`_map_mode`): the full rewrite pipeline plus the numba build cost seconds, while
+    the optimizer needs a few dozen evaluations of a cell-level log density
+    (``bench/run.py`` prints the first and the repeated call). It
     builds the DataTree directly, without the trace and ArviZ conversion machinery.
     """
     free = model.continuous_value_vars
     if len(free) != len(model.value_vars):
         raise ValueError("MAP needs a model whose free variables are all continuous")
-    functions, names, data = _map_functions(model)
+    # PyTensor records the Python stack of every variable it creates (traceback.limit, 8
+    # frames by default) for its error messages; the log density, its gradient and their
+    # copies are made here, not in the user's code, and recording them took about 0.04 s
+    # of the 0.3 s that building and compiling a structure's functions takes
+    with pytensor.config.change_flags(traceback__limit=0):
+        functions, names, data = _map_functions(model)
     with functions.lock, _one_blas_thread():
         start = functions.value.initial(*data)
         if initvals:  # a start the model's own initial point cannot give (not cached)
@@ -274,7 +280,7 @@ def _map_functions(model: pm.Model) -> tuple[Entry, list[str], list[Any]]:
             new, inputs = graphs.structure.abstracted(graphs.outputs)
         n = len(graphs.names)
         loss, outs, initial = new[0], new[1:1 + n], new[1 + n:]
-        options = {"mode": "FAST_COMPILE", "on_unused_input": "ignore",
+        options = {"mode": _map_mode(), "on_unused_input": "ignore",
                    "allow_input_downcast": True, "accept_inplace": True}
         with model:
             return _MapFunctions(
@@ -286,6 +292,19 @@ def _map_functions(model: pm.Model) -> tuple[Entry, list[str], list[Any]]:
     if graphs.structure is None:
         return Entry(build()), graphs.names, []
     return _MAP_CACHE.get(graphs.structure.key, build), graphs.names, graphs.structure.values()
+
+
+@functools.cache
+def _map_mode() -> Any:
+    """PyTensor's FAST_COMPILE rewrites with the plain Python linker. FAST_COMPILE's own VM
+    linker is as fast per evaluation here, but its first use imports setuptools (for C
+    compiler errors it never raises in this mode): about 0.06 s of a first MAP. The plain
+    linker evaluates every node in order, so an ``ifelse`` computes both branches (the
+    result is the same, only not lazy)."""
+    from pytensor.compile.mode import FAST_COMPILE, Mode
+    from pytensor.link.basic import PerformLinker
+
+    return Mode(linker=PerformLinker(), optimizer=FAST_COMPILE.provided_optimizer)
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,68 @@ def test_structure_keeps_scalars_and_abstracts_arrays():
     assert key(x * d + d) != key(x * d + e)
 
 
+def test_abstracted_graph_reads_its_inputs_and_keeps_its_roots():
+    """Structure.abstracted copies the graph once with the data swapped for fresh inputs.
+    Catches a copy that also copies a root output (a free variable reported as it is and
+    read by nothing else: the compiled function would then miss that input) or leaves a
+    datum in the graph (the cached function would read the first model's numbers)."""
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.traversal import ancestors
+
+    from bayescal._structure import structure
+
+    x = pt.dvector("x")
+    d = pytensor.shared(np.arange(20.0), name="d")
+    c = pt.constant(np.full(20, 2.0))
+    y = pt.dvector("y")  # a free variable reported as it is, read by no operation
+    found = structure([x * d + c, y, d], [x, y])
+    (total, same, datum), inputs = found.abstracted([x * d + c, y, d])
+    assert same is y and datum is inputs[list(found.data).index(d)]
+    assert not {d, c} & set(ancestors([total]))
+    f = pytensor.function([x, y, *inputs], [total, same, datum], mode="FAST_COMPILE")
+    values = [np.arange(20.0) + 10.0 if v is d else np.full(20, -1.0) for v in found.data]
+    got = f(np.ones(20), np.zeros(2), *values)
+    np.testing.assert_array_equal(got[0], np.arange(20.0) + 9.0)
+    np.testing.assert_array_equal(got[2], np.arange(20.0) + 10.0)
+
+
+def test_map_compiles_three_functions_once_per_structure(judge_datasets, monkeypatch):
+    """A first MAP of a structure compiles its three functions (loss and gradient, reported
+    values, initial point) with the plain Python linker; a refit compiles none; PyTensor's
+    traceback setting, lowered while they are built, is restored. Catches a MAP that
+    compiles per call or a function more, FAST_COMPILE's VM linker coming back (it imports
+    setuptools, a tenth of a first call), and a config flag left changed for the user."""
+    import pymc.pytensorf
+    import pytensor
+    from pytensor.link.basic import PerformLinker
+
+    import bayescal as bc
+    from bayescal import fitting
+    from bayescal._structure import StructureCache
+    from bayescal.models import judge_discrimination_btl as jd
+
+    monkeypatch.setattr(fitting, "_MAP_CACHE", StructureCache())  # none compiled before
+    compiled = []
+    original = pymc.pytensorf.compile
+
+    def counting(*args, **kwargs):
+        compiled.append(original(*args, **kwargs))
+        return compiled[-1]
+
+    monkeypatch.setattr(pymc.pytensorf, "compile", counting)
+    limit = pytensor.config.traceback__limit
+    model = jd.build(_judge_data(3))
+    bc.fit(model, "map")
+    assert len(compiled) == 3
+    assert all(isinstance(f.maker.linker, PerformLinker) for f in compiled)
+    bc.fit(model, "map")
+    bc.fit(jd.build(_judge_data(4)), "map")
+    assert len(compiled) == 3
+    assert pytensor.config.traceback__limit == limit
+    assert (fitting._MAP_CACHE.hits, fitting._MAP_CACHE.misses) == (2, 1)
+
+
 def test_nutpie_structure_is_data_free_but_keeps_priors(judge_datasets):
     """The key of nutpie's compiled model: equal for two data sets of one design, different
     for another prior scale (a constant PyMC derives into the log density, which cannot be
