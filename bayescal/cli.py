@@ -1569,8 +1569,9 @@ def _next(args: argparse.Namespace) -> int:
           f"{table['target_se'].iloc[-1]:.4g} expected after them; "
           f"{(table['chosen'] == 'random').sum()} drawn at random, --explore {args.explore}). "
           "Fill in the outcome column, append the rows to the verdicts and fit again. After an "
-          "adaptive choice a judge-aware leaderboard's Wald intervals cover about two points "
-          "less than their level (--explore 1, random verdicts, keeps it; "
+          "adaptive choice from a first fit of a few verdicts per pair, a judge-aware "
+          "leaderboard's Wald intervals cover about two points less than their level, less "
+          "as the verdicts grow (--explore 1, random verdicts, keeps it; "
           "validation/design_comparisons.py in the bayescal repository).",
           file=sys.stderr)
     return 0

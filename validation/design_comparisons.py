@@ -222,14 +222,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--only", nargs="+", type=int, default=None, metavar="ROW",
                     help="run only these rows of DESIGNS (0-based; 0, random, always runs)")
+    ap.add_argument("--scale", type=int, default=1,
+                    help="multiply the first batch (600) and the budget (400) by this factor: "
+                    "whether the adaptive rows' coverage gap shrinks with more verdicts")
     args = ap.parse_args(argv)
     reps = args.reps or (40 if args.quick else 200)
     names = list(DESIGNS)
     only = None if args.only is None else [names[0]] + [names[r] for r in args.only if r]
-    table = run(reps, only=only)
-    print(f"20 models, 2 judges (discrimination 1.5, 0.67); 600 random verdicts, then 400 more "
-          f"(adaptive: 4 rounds of 100); {reps} replicates; 95 % Wald intervals of the 190 "
-          "contrasts")
+    n0, budget = 600 * args.scale, 400 * args.scale
+    table = run(reps, n0=n0, budget=budget, only=only)
+    print(f"20 models, 2 judges (discrimination 1.5, 0.67); {n0} random verdicts, then {budget} "
+          f"more (adaptive: 4 rounds of {budget // 4}); {reps} replicates; 95 % Wald intervals "
+          "of the 190 contrasts")
     with pd.option_context("display.width", 160):
         print(table.round(4).to_string())
     return 0
