@@ -254,6 +254,30 @@ def davidson_request(
     return resolved
 
 
+def pairwise_request(
+    ties: str,
+    information: str = "auto",
+    *,
+    cluster: str | None = None,
+    correction: str | None = None,
+    data: Any,
+    model: str,
+) -> Request:
+    """The covariance request of a pairwise BTL twin (judge-discrimination, order-effect).
+
+    ``ties="davidson"``: :func:`davidson_request`. Otherwise :func:`request` with every kind,
+    the built-in cluster keys ``judge_pair`` and ``pair``, the data's own key, and ``"auto"``
+    resolving to the sandwich where the half-win likelihood is a quasi-likelihood (ties or soft
+    outcomes, ``data.quasi_likelihood``).
+    """
+    if ties == "davidson":
+        return davidson_request(information, cluster=cluster, correction=correction,
+                                data_key=data.cluster_key, model=model)
+    return request(information, cluster=cluster, correction=correction, supported=KINDS,
+                   data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
+                   quasi=data.quasi_likelihood, model=model)
+
+
 def check_cluster_counts(groups: Iterable[tuple[str, int, int]], *, key: str) -> None:
     """Refuse singular and warn about weak cluster-robust covariances, the same everywhere.
 

@@ -826,14 +826,9 @@ def fit(
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     if ties == "davidson":
         _refuse_davidson_features(data)
-        request = covariance.davidson_request(information, cluster=cluster,
-                                              correction=correction, data_key=data.cluster_key,
-                                              model="judge_discrimination_btl")
-    else:
-        request = covariance.request(
-            information, cluster=cluster, correction=correction, supported=covariance.KINDS,
-            data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
-            quasi=data.quasi_likelihood, model="judge_discrimination_btl")
+    request = covariance.pairwise_request(ties, information, cluster=cluster,
+                                          correction=correction, data=data,
+                                          model="judge_discrimination_btl")
     if scale not in ("log", "natural"):
         raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
     if penalty is not None:

@@ -402,15 +402,9 @@ def fit(
     """
     _check_ties(ties)
     davidson = ties == "davidson"
-    if davidson:
-        request = covariance.davidson_request(information, cluster=cluster,
-                                              correction=correction, data_key=data.cluster_key,
-                                              model="order_effect_btl")
-    else:
-        request = covariance.request(
-            information, cluster=cluster, correction=correction, supported=covariance.KINDS,
-            data_key=data.cluster_key, builtin_keys=("judge_pair", "pair"),
-            quasi=data.quasi_likelihood, model="order_effect_btl")
+    request = covariance.pairwise_request(ties, information, cluster=cluster,
+                                          correction=correction, data=data,
+                                          model="order_effect_btl")
     empty = [k for k in data.judges if not np.any(data.judge == data.judges.index(k))]
     if empty:
         raise DataError(f"judge(s) {empty} have no comparisons; drop them with "
