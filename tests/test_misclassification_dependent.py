@@ -444,3 +444,22 @@ def test_simulated_patterns_follow_the_model():
     zero = simulate.misclassification(500, prevalence=0.4, specificity=Q0, sensitivity=Q1,
                                       labelled_fraction=0.2, random_seed=5, item_sd=0.0)[0]
     np.testing.assert_array_equal(plain.yhat_test, zero.yhat_test)
+
+
+def test_item_sd_interval_is_positive_and_none_at_the_boundary():
+    """σ_y ≥ 0 is |σ̂_y|: away from 0 its interval is on the log scale and stays positive; at
+    σ̂_y = 0 (seen as the MAP on TriviaQA) no interval is given, with a note, while θ keeps its
+    interval. Catches a natural-scale Wald interval for σ (the MAP at 0 printed [-1.64, 1.64]
+    for a standard deviation)."""
+    lab = _labels(8, n_items=4000, item_sd=(0.8, 1.5), fraction=0.1)
+    est = md.fit(lab)
+    table = est.summary(0.9)
+    assert (table.loc[["item_sd[0]", "item_sd[1]"], "lower"] > 0).all()
+    assert est.interval["item_sd"] == "wald-log" and "item_sd_note" not in est.info
+    x = np.concatenate([[float(est.params["prevalence"])], est.params["specificity"].values,
+                        est.params["sensitivity"].values, [0.0, 1.5]])
+    at_zero = md._estimate(md._patterns(lab, None), x, est.cov, est.loglik, {}, True, False)
+    table = at_zero.summary(0.9)
+    assert table.loc[["item_sd[0]", "item_sd[1]"], ["lower", "upper"]].isna().all().all()
+    assert np.isfinite(table.loc["prevalence", ["lower", "upper"]].astype(float)).all()
+    assert "boundary" in at_zero.info["item_sd_note"]

@@ -50,7 +50,8 @@ Covariance (``information=``, :func:`bayescal.frequentist.covariance.request`): 
 (minus the analytic Hessian) or ``sandwich`` (observed bread, per-item meat over the patterns);
 ``auto`` resolves to ``expected``. The information is computed on the chart
 (logit θ, logit q0, logit q1, σ) and carried to (θ, q0, q1, σ) by the delta method; intervals are
-``wald-logit`` for the probabilities and ``wald`` for σ. Estimates with a chart coordinate past
+``wald-logit`` for the probabilities and ``wald-log`` for σ, none for σ when some σ̂_y is 0
+(a boundary of |σ|; ``info["item_sd_note"]``). Estimates with a chart coordinate past
 15 in absolute value (a rate within ~3e-7 of 0 or 1, or σ > 15: judges that are
 deterministic given u) raise :class:`~bayescal.frequentist._core.MLEBoundaryError`.
 
@@ -87,6 +88,8 @@ INFORMATION = ("expected", "observed", "sandwich")
 NODES = 64
 # A chart coordinate past this is on the boundary (a rate within ~3e-7 of 0 or 1, or σ > 15).
 _CHART_MAX = 15.0
+# |σ̂_y| below this is σ_y = 0 (the boundary of the reported |σ|): no interval for item_sd
+_SD_ZERO = 1e-4
 _GRADIENT_TOL = 1e-8
 _NEWTON_MAX_STEPS = 50
 # Starting item effects of the two optimizer runs (the best is kept): from the independent
@@ -593,8 +596,19 @@ def _estimate(pat: LabelPatterns, x: NDArray[np.float64], cov: NDArray[np.float6
     })
     terms = tuple(label for name, da in ds.data_vars.items()
                   for label in term_labels(str(name), da))
+    # σ_y ≥ 0 is reported as |σ̂_y| of a likelihood even in σ_y: away from 0 its interval is
+    # Wald on the log scale (it stays positive); at 0 (the judges look independent in class y,
+    # or the prior's mode won) |σ̂| sits on a boundary where no normal approximation holds, so
+    # no interval is printed. θ's interval is unaffected: by that evenness the θ-σ cross
+    # information vanishes at σ = 0.
+    at_zero = bool(np.any(x[1 + 2 * k :] < _SD_ZERO))
+    if at_zero:
+        info["item_sd_note"] = (
+            "an item_sd is at 0, a boundary of |σ| where its Wald interval is not valid: none "
+            "is given for item_sd; the conditional-independence tests (bayescal.independence) "
+            "test σ = 0")
     interval = {"prevalence": "wald-logit", "specificity": "wald-logit",
-                "sensitivity": "wald-logit", "item_sd": "wald"}
+                "sensitivity": "wald-logit", "item_sd": "none" if at_zero else "wald-log"}
     return Estimate(method="penalized-mle" if penalized else "mle", params=ds, cov=cov,
                     terms=terms, interval=interval,
                     loglik=ll, converged=converged, info=info)
