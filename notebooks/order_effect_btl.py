@@ -130,6 +130,35 @@ tests[tests["family"] == "b_k = 0"].set_index("judge").drop(columns=["family", "
 tests[tests["family"] == "b_k = b_k'"].drop(columns="family")
 
 # %% [markdown]
+# ## Ties modelled: Davidson (1970)
+#
+# PRD's reviewers tie, and the half-win likelihood (a tie is half a win each way) is then a
+# quasi-likelihood: that is why the sandwich is the default above. `ties="davidson"` models the
+# ties instead, with one tie parameter $\nu_k$ per judge (card, Section 11): its own Fisher
+# information is valid, and on Chatbot Arena its intervals matched a bootstrap. The two models
+# put $b_k$ on different scales (Davidson's $b_k$ is the logit among decided verdicts; the
+# half-win $b_k$ is shrunk by the ties, the more the more a judge ties), so what is compared is
+# each judge's $b_k$ and its Wald statistic $b_k/\mathrm{se}$.
+
+# %%
+from bayescal.identify import IdentificationError  # noqa: E402
+
+try:
+    davidson = oe_f.fit(data, ties="davidson")
+    half_b = fits["sandwich"].params["order_effect"].to_numpy()
+    dav_b = davidson.params["order_effect"].to_numpy()
+    ties_table = pd.DataFrame({
+        "b half-win": half_b, "z half-win (sandwich)": half_b / se_b["sandwich"].to_numpy(),
+        "b davidson": dav_b,
+        "z davidson": dav_b / davidson.se.filter(like="order_effect").to_numpy()},
+        index=se_b.index)
+    print(ties_table.round(3).to_string())
+    print(davidson.summary(PROB).filter(like="tie[", axis=0)[
+        ["estimate", "lower", "upper"]].round(3).to_string())
+except IdentificationError as err:
+    print("Davidson ties:", err)
+
+# %% [markdown]
 # ## Raw first-position win rates vs the model-based $b_k$
 #
 # The raw rate is the share of verdicts won by the answer shown first (a tie counts half).
