@@ -40,7 +40,7 @@ MODELS = ("judge_discrimination_btl", "order_effect_btl", "score_calibration",
           "human_calibration_lambda0")
 # two processes of about equal cost, with a warm or a cold compile cache (CPU at 50 draws,
 # warm: low-rank judges 16 s, score calibration 13 s, the four smallest 27 s together, the
-# item-effect misclassification model WARM s; a cold compile of low-rank judges alone is about
+# item-effect misclassification model 35 s; a cold compile of low-rank judges alone is about
 # 50 s, of score calibration 25 s, the item-effect model's 41 s with its 100 fits)
 GROUPS = (("low_rank_judges", "score_calibration"),
           ("judge_discrimination_btl", "order_effect_btl", "misclassification",
@@ -93,8 +93,10 @@ def test_sbc_quick_every_model_passes_the_right_model_and_rejects_the_prior_muta
     ``prior_sd_x2`` rejected (catches a prior or ``random`` function out of step with the
     log-density, an entry that no longer builds, fits that diverge). Seen to fail: the shared
     BTL kernel's ``random`` drawing wins with σ(η/2) instead of σ(η) (the judge-discrimination
-    right model rejected, 4 of 6 quantities, p = 6e-13); the low-rank entry before its fixed
-    pivot start ("draws failed": its design cannot be built)."""
+    right model rejected, 4 of 6 quantities, p = 6e-13); the item-effect misclassification
+    model's ``random`` drawing the item effect per judge, no dependence (its right model
+    rejected on σ_0 and σ_1, p = 5e-7); the low-rank entry before its fixed pivot start ("draws
+    failed": its design cannot be built)."""
     _check(GROUPS, ("none", "prior_sd_x2"), draws=50, timeout=600)
 
 
