@@ -39,7 +39,7 @@ from scipy.special import expit, logit
 
 __all__ = ["Chart", "Unit", "anchors", "btl", "comparison_verdicts",
            "human_calibration", "human_verdicts", "label_items", "low_rank", "misclassification",
-           "order_effect", "score_calibration", "verdicts"]
+           "misclassification_dependent", "order_effect", "score_calibration", "verdicts"]
 
 Array = NDArray[np.float64]
 
@@ -249,6 +249,27 @@ def misclassification(estimate: Any, data: Any, options: Mapping[str, Any]) -> C
                 "sensitivity": p[1 + k:]}
 
     return Chart(logit(np.concatenate([[theta], q0, q1])), params, params)
+
+
+def misclassification_dependent(estimate: Any, data: Any, options: Mapping[str, Any]) -> Chart:
+    """Item-effect misclassification: x = logits of θ, q0, q1 (per judge) and log σ_y.
+
+    σ_y > 0 (the model's item effect scale) is moved on the log scale; the estimate must
+    have both σ_y away from 0, where |σ| is smooth.
+    """
+    theta = float(estimate.params["prevalence"].values)
+    q0 = np.asarray(estimate.params["specificity"].values, dtype=np.float64)
+    q1 = np.asarray(estimate.params["sensitivity"].values, dtype=np.float64)
+    sd = np.asarray(estimate.params["item_sd"].values, dtype=np.float64)
+    k = q0.size
+
+    def params(x: Array) -> dict[str, Array]:
+        p = expit(x[:-2])
+        return {"prevalence": np.asarray(p[0]), "specificity": p[1: 1 + k],
+                "sensitivity": p[1 + k:], "item_sd": np.exp(x[-2:])}
+
+    return Chart(np.concatenate([logit(np.concatenate([[theta], q0, q1])), np.log(sd)]),
+                 params, params)
 
 
 def score_calibration(estimate: Any, data: Any, options: Mapping[str, Any]) -> Chart:

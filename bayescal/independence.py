@@ -63,7 +63,8 @@ _EM_MAX = 5000
 _RATE_CLIP = 1e-9
 #: What the warning points to when the judges are dependent.
 REMEDY = ("Fit bayescal.frequentist.misclassification_dependent.fit (an item effect shared by "
-          "the judges, which allows this dependence), or use one judge "
+          "the judges, which allows this dependence; from the shell `bayescal fit "
+          "misclassification-dependent`), or use one judge "
           "(judge_mean.ppi_plus_plus or the one-judge misclassification fit), which does not "
           "need this assumption")
 

@@ -346,13 +346,14 @@ def _simulate_human_calibration(*, random_seed: int, n_items: int = 7, n_judges:
 
 
 def _simulate_misclassification(*, random_seed: int, n_items: int = 600, n_judges: int = 2,
-                                labelled_fraction: float = 0.3) -> Any:
+                                labelled_fraction: float = 0.3,
+                                item_sd: tuple[float, float] = (0.0, 0.0)) -> Any:
     from bayescal import simulate
 
     labels, _ = simulate.misclassification(
-        n_items, prevalence=0.35, specificity=[0.85, 0.75, 0.9][:n_judges],
-        sensitivity=[0.8, 0.7, 0.85][:n_judges], labelled_fraction=labelled_fraction,
-        random_seed=random_seed)
+        n_items, prevalence=0.35, specificity=[0.85, 0.75, 0.9, 0.8][:n_judges],
+        sensitivity=[0.8, 0.7, 0.85, 0.75][:n_judges], labelled_fraction=labelled_fraction,
+        item_sd=item_sd, random_seed=random_seed)
     return labels
 
 
@@ -373,6 +374,8 @@ _TIES = Option("ties", str, "half", "tie model of the PyMC model and of the twin
 _PAIR_KEYS = ("judge_pair", "pair")
 _DIAL = Paper("the DIAL authors", 2026, "Position-Debiased LLM Judges with Adaptive Human "
               "Preference Calibration", code="JinHongDu-Lab/DIAL")
+_CHEN = Paper("Chen, Lu, Li, Guo, Li", 2026, "Efficient Inference for Noisy LLM-as-a-Judge "
+              "Evaluation", arxiv="2601.05420")
 
 ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
     Entry(
@@ -511,8 +514,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
     Entry(
         stem="misclassification",
         title="Misclassification model of noisy binary judges",
-        paper=Paper("Chen, Lu, Li, Guo, Li", 2026, "Efficient Inference for Noisy "
-                    "LLM-as-a-Judge Evaluation", arxiv="2601.05420"),
+        paper=_CHEN,
         data_type="Labels",
         model="bayescal.models.misclassification",
         twin="bayescal.frequentist.misclassification",
@@ -533,6 +535,37 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
         contract=Contract(options=MappingProxyType({}), chart="bayescal.charts:misclassification",
                           units="bayescal.charts:label_items"),
         cli="misclassification",
+        card="models/misclassification.md",
+        judge_parameters=("sensitivity", "specificity"),
+        figures=("forest", "judges"),
+    ),
+    Entry(
+        stem="misclassification_dependent",
+        title="Misclassification model of noisy binary judges with an item effect shared by "
+              "the judges",
+        paper=_CHEN,
+        data_type="Labels",
+        model="bayescal.models.misclassification_dependent",
+        twin="bayescal.frequentist.misclassification_dependent",
+        # σ_y is positive in the PyMC model (half-normal) and |σ̂_y| in the twin (its
+        # likelihood is even in σ_y): identified, as are the median item's rates
+        identified=("prevalence", "specificity", "sensitivity", "item_sd"),
+        information=("expected", "observed", "sandwich"),
+        cluster_keys=(),
+        options=(
+            Option("judges", list, None, "the judges to use, in this order (default all; at "
+                   "least two)", ("build", "fit", "loglik")),
+            Option("nodes", int, 64, "Gauss–Hermite nodes of the integral over the item "
+                   "effect", ("build", "fit", "loglik")),
+        ),
+        # three judges with correlated errors in both classes (σ_0 = 1, σ_1 = 0.7), and four
+        simulation=Simulation(_simulate_misclassification, MappingProxyType({
+            "default": {"n_judges": 3, "n_items": 800, "item_sd": (1.0, 0.7)},
+            "four_judges": {"n_judges": 4, "n_items": 800, "item_sd": (1.0, 0.7)}})),
+        contract=Contract(options=MappingProxyType({}),
+                          chart="bayescal.charts:misclassification_dependent",
+                          units="bayescal.charts:label_items"),
+        cli="misclassification-dependent",
         card="models/misclassification.md",
         judge_parameters=("sensitivity", "specificity"),
         figures=("forest", "judges"),

@@ -17,7 +17,7 @@ draws would leave no margin. ``loglik_x2`` needs about 130 draws (power 0.86 per
 data-dominated quantity, 0.37 at 50), so it stays in the ``slow`` test, with
 every mutation at 130 draws. Cost: compiling a model for nutpie is 2–12 s of CPU with a warm
 compile cache and 15–50 s cold (low-rank judges the most: numba's type inference and LLVM over
-some 500 functions), a fit 0.01–0.06 s, so the six entries run as two processes side by side
+some 500 functions), a fit 0.01–0.06 s, so the seven entries run as two processes side by side
 (one compile per model per process) at numba's default optimisation. ``NUMBA_OPT=0`` was tried:
 it saved no compile time measurably (cold low-rank compile 50 s against 53 s) and made the
 score-calibration and low-rank fits ten times slower (0.55 s against 0.05 s a fit): the check
@@ -36,13 +36,15 @@ from tests.conftest import checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("judge_discrimination_btl", "order_effect_btl", "score_calibration",
-          "misclassification", "low_rank_judges", "human_calibration_lambda0")
+          "misclassification", "misclassification_dependent", "low_rank_judges",
+          "human_calibration_lambda0")
 # two processes of about equal cost, with a warm or a cold compile cache (CPU at 50 draws,
-# warm: low-rank judges 16 s, score calibration 13 s, the other four 27 s together; a cold
-# compile of low-rank judges alone is about 50 s, of score calibration 25 s)
+# warm: low-rank judges 16 s, score calibration 13 s, the four smallest 27 s together, the
+# item-effect misclassification model 35 s; a cold compile of low-rank judges alone is about
+# 50 s, of score calibration 25 s, the item-effect model's 41 s with its 100 fits)
 GROUPS = (("low_rank_judges", "score_calibration"),
           ("judge_discrimination_btl", "order_effect_btl", "misclassification",
-           "human_calibration_lambda0"))
+           "misclassification_dependent", "human_calibration_lambda0"))
 VERDICTS = ("NOT calibrated", "calibrated", "divergent", "draws failed")
 
 
@@ -91,8 +93,10 @@ def test_sbc_quick_every_model_passes_the_right_model_and_rejects_the_prior_muta
     ``prior_sd_x2`` rejected (catches a prior or ``random`` function out of step with the
     log-density, an entry that no longer builds, fits that diverge). Seen to fail: the shared
     BTL kernel's ``random`` drawing wins with σ(η/2) instead of σ(η) (the judge-discrimination
-    right model rejected, 4 of 6 quantities, p = 6e-13); the low-rank entry before its fixed
-    pivot start ("draws failed": its design cannot be built)."""
+    right model rejected, 4 of 6 quantities, p = 6e-13); the item-effect misclassification
+    model's ``random`` drawing the item effect per judge, no dependence (its right model
+    rejected on σ_0 and σ_1, p = 5e-7); the low-rank entry before its fixed pivot start ("draws
+    failed": its design cannot be built)."""
     _check(GROUPS, ("none", "prior_sd_x2"), draws=50, timeout=600)
 
 

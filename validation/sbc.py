@@ -38,8 +38,8 @@ Mutations (the check must catch each, for every model):
   log-likelihood once more (a data weight, 0 in the right model, 1 here): the posterior is
   prior × likelihood², too narrow by about 1/√2 where the data dominate.
 * ``prior_sd_x2``: θ̃, ỹ come from the same model built with every prior sd doubled (for the
-  Beta priors of misclassification, Beta(a, b)/4 with floor 0.3: the same mean, about four times
-  the variance); the fit uses the shipped prior.
+  Beta priors of both misclassification models, Beta(a, b)/4 with floor 0.3: the same mean,
+  about four times the variance); the fit uses the shipped prior.
 
 Sampler: nutpie, one chain, 300 tuning steps and L·2 draws thinned by 2; the draws and
 divergences are read from nutpie's raw (Arrow) trace. In 8 right-model fits per model the
@@ -68,7 +68,10 @@ multinomial power of a model's most shifted quantity alone is, at 50 draws, 0.87
 Entries: judge-discrimination BTL (4 items, 2 judges, 4 comparisons per pair), order-effect BTL
 (4 items, 1 judge, both display orders), score calibration (4-point scale, 6 anchors per judge
 level), misclassification (2 judges, m = 20 labelled and n = 40 unlabelled items, every label
-pattern listed so that a draw only swaps counts), low-rank judges (r = 1, 4 items, 2 judges, both
+pattern listed so that a draw only swaps counts), the item-effect misclassification model
+(``misclassification_dependent``: the same design with 3 judges; its ``outcome`` draws each
+item with its own item effect, so the Gauss–Hermite log-density is checked against the model's
+generative process, not against its own quadrature), low-rank judges (r = 1, 4 items, 2 judges, both
 display orders; ranks of the identified S, b, μ, γ only, not U, V), and human calibration at
 λ = 0 only (``human_calibration_lambda0``: the human-only branch, 4 items, 8 comparisons per
 pair). Human calibration at λ > 0 is not an entry: its LLM block is a Potential (tempered),
@@ -209,31 +212,54 @@ def _score(prior_scale: float) -> Any:
 
 # ---------------------------------------------------------------------------- misclassification
 MIS_JUDGES, MIS_CALIBRATION, MIS_TEST = 2, 20, 40
+# the item-effect model: three judges (its 2K + 3 = 9 parameters), the same set sizes
+DEP_JUDGES = 3
+
+
+def _label_design(judges: int) -> Any:
+    """m = 20 labelled and n = 40 unlabelled items; every (Y, Ŷ) and Ŷ pattern is listed, so
+    a draw only swaps counts."""
+    from bayescal.data import Labels
+
+    yhat = np.array(np.meshgrid(*[[0, 1]] * judges, indexing="ij")).reshape(judges, -1).T
+    # the set sizes m, n are the listed rows: every pattern once, then filler rows
+    cal_y = np.resize(np.repeat([0, 1], len(yhat)), MIS_CALIBRATION)
+    cal_yhat = np.resize(np.tile(yhat, (2, 1)), (MIS_CALIBRATION, judges))
+    test_yhat = np.resize(yhat, (MIS_TEST, judges))
+    return Labels.from_arrays(cal_y, cal_yhat, test_yhat)
+
+
+def _widen(ab: tuple[float, float], prior_scale: float) -> tuple[float, float]:
+    """Beta(a, b) -> Beta(a, b)/scale² (floor 0.3) for ``prior_scale`` > 1: the same mean, a
+    variance about scale² times larger, the analogue of a prior sd scale times too large."""
+    a, b = (max(v / prior_scale**2, 0.3) if prior_scale != 1 else v for v in ab)
+    return a, b
 
 
 def _mis(prior_scale: float) -> Any:
-    """m = 20 labelled and n = 40 unlabelled items (Chen et al.'s design: Y ~ Bern(θ), judges
-    independent given Y); every (Y, Ŷ) and Ŷ pattern is listed, so a draw only swaps counts.
-    ``prior_scale`` > 1 widens each Beta(a, b) to Beta(a, b)/scale² (floor 0.3): the same mean,
-    a variance about scale² times larger, the analogue of a prior sd scale times too large."""
-    from bayescal.data import Labels
+    """Chen et al.'s design (Y ~ Bern(θ), judges independent given Y) on the label design;
+    ``prior_scale`` widens each Beta (``_widen``)."""
     from bayescal.models import misclassification as mis
 
-    yhat = np.array(np.meshgrid(*[[0, 1]] * MIS_JUDGES, indexing="ij")).reshape(MIS_JUDGES, -1).T
-    # the set sizes m, n are the listed rows: every pattern once, then filler rows
-    cal_y = np.resize(np.repeat([0, 1], len(yhat)), MIS_CALIBRATION)
-    cal_yhat = np.resize(np.tile(yhat, (2, 1)), (MIS_CALIBRATION, MIS_JUDGES))
-    test_yhat = np.resize(yhat, (MIS_TEST, MIS_JUDGES))
-    labels = Labels.from_arrays(cal_y, cal_yhat, test_yhat)
     p = mis.Priors()
+    return mis.build(_label_design(MIS_JUDGES), priors=mis.Priors(
+        prevalence=_widen(p.prevalence, prior_scale),
+        specificity=_widen(p.specificity, prior_scale),
+        sensitivity=_widen(p.sensitivity, prior_scale)))
 
-    def widen(ab: tuple[float, float]) -> tuple[float, float]:
-        a, b = (max(v / prior_scale**2, 0.3) if prior_scale != 1 else v for v in ab)
-        return a, b
 
-    return mis.build(labels, priors=mis.Priors(prevalence=widen(p.prevalence),
-                                               specificity=widen(p.specificity),
-                                               sensitivity=widen(p.sensitivity)))
+def _dep(prior_scale: float) -> Any:
+    """The item-effect model (judges sharing u ~ N(0, 1), scale σ_y) on the label design of
+    three judges: the Betas widened as for misclassification, the half-normal sd of σ_y times
+    ``prior_scale``."""
+    from bayescal.models import misclassification_dependent as dep
+
+    p = dep.Priors()
+    assert p.item_sd is not None
+    return dep.build(_label_design(DEP_JUDGES), priors=dep.Priors(
+        prevalence=_widen(p.prevalence, prior_scale),
+        specificity=_widen(p.specificity, prior_scale),
+        sensitivity=_widen(p.sensitivity, prior_scale), item_sd=prior_scale * p.item_sd))
 
 
 # ---------------------------------------------------------------------------- low-rank judges
@@ -333,6 +359,8 @@ ENTRIES: dict[str, Entry] = {
     "score_calibration": Entry(_score, ("cutpoint_first", "cutpoint_log_gap", "log_increment"),
                                target_accept=0.99),
     "misclassification": Entry(_mis, ("prevalence", "specificity", "sensitivity")),
+    "misclassification_dependent": Entry(_dep, ("prevalence", "specificity", "sensitivity",
+                                                "item_sd")),
     "low_rank_judges": Entry(_lr, ("ability", "order_effect", "consensus", "consensus_loading"),
                              _lr_substitutes),
     "human_calibration_lambda0": Entry(_hc, ("human_ability",)),

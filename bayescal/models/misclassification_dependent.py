@@ -31,6 +31,7 @@ See ``models/misclassification.md``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -104,6 +105,63 @@ def _pattern_logprob(prevalence: pt.TensorVariable, specificity: pt.TensorVariab
     return pt.switch(test, pt.logaddexp(log_a1, log_a0), calibration)
 
 
+def _labels_logp(value: pt.TensorVariable, prevalence: pt.TensorVariable,
+                 specificity: pt.TensorVariable, sensitivity: pt.TensorVariable,
+                 item_sd: pt.TensorVariable, yhat: pt.TensorVariable, human: pt.TensorVariable,
+                 test: pt.TensorVariable, m: pt.TensorVariable, n: pt.TensorVariable, *,
+                 z: NDArray[np.float64], log_w: NDArray[np.float64]) -> pt.TensorVariable:
+    # counts x log-probabilities: the sum over items, no multinomial coefficient (m, n are
+    # the set sizes, used only by the forward draws)
+    return value * _pattern_logprob(prevalence, specificity, sensitivity, item_sd, yhat, human,
+                                    test, z=z, log_w=log_w)
+
+
+def _draw_labels(
+    prevalence: NDArray[np.float64],
+    specificity: NDArray[np.float64],
+    sensitivity: NDArray[np.float64],
+    item_sd: NDArray[np.float64],
+    yhat: NDArray[np.float64],
+    human: NDArray[np.float64],
+    test: NDArray[np.bool_],
+    m: NDArray[np.float64],
+    n: NDArray[np.float64],
+    rng: np.random.Generator | None = None,
+    size: tuple[int, ...] | None = None,
+) -> NDArray[np.float64]:
+    """Counts of the listed patterns among m new calibration and n new test items.
+
+    Each item is drawn as the model reads it, not from the quadrature: Y ~ Bern(θ),
+    u ~ N(0, 1), then the judges' labels independently given (Y, u) with
+    logit P(Ŷ_k = 1) = α_kY + σ_Y u. Items falling in a pattern that is not listed (not
+    observed in the data) are dropped, so every listed count has its exact predictive law.
+    """
+    rng = rng if rng is not None else np.random.default_rng()
+    theta = float(np.asarray(prevalence))
+    q0, q1 = np.asarray(specificity, float), np.asarray(sensitivity, float)
+    sd = np.asarray(item_sd, float)
+    yhat = np.asarray(yhat, float)
+    k = yhat.shape[1]
+    alpha = np.stack([np.log1p(-q0) - np.log(q0), np.log(q1) - np.log1p(-q1)])  # (class, k)
+    bits = 2 ** np.arange(k)
+    listed = (yhat @ bits).astype(np.int64)
+    test = np.asarray(test, bool)
+    human = np.asarray(human, float)
+    out = np.zeros(len(listed))
+    for in_test, total in ((False, m), (True, n)):
+        size_ = int(np.asarray(total))
+        y = (rng.random(size_) < theta).astype(np.int64)
+        u = rng.standard_normal(size_)
+        eta = alpha[y] + (sd[y] * u)[:, None]
+        labels = (rng.random((size_, k)) < 1 / (1 + np.exp(-eta))).astype(np.int64)
+        # a calibration item's pattern is (Y, Ŷ), a test item's Ŷ alone
+        code = labels @ bits + (0 if in_test else y * 2**k)
+        counts = np.bincount(code, minlength=2 ** (k + 1))
+        rows = test == in_test
+        out[rows] = counts[listed[rows] + (0 if in_test else human[rows].astype(np.int64) * 2**k)]
+    return out
+
+
 def build(
     data: Labels,
     *,
@@ -129,8 +187,9 @@ def build(
     pymc.Model
         Free ``prevalence``, ``specificity``, ``sensitivity`` (log-odds) and ``item_sd``
         (log); observed ``outcome`` (counts per pattern; its log-probability is the counts
-        times the patterns' log-probabilities, with no multinomial coefficient, and it has no
-        forward draws).
+        times the patterns' log-probabilities, with no multinomial coefficient; its forward
+        draws are the counts among m calibration and n test items drawn item by item, with
+        their item effects).
 
     Raises
     ------
@@ -169,8 +228,10 @@ def build(
             item_sd = pm.HalfNormal("item_sd", sigma=priors.item_sd, dims="class")
         pm.CustomDist(
             "outcome", prevalence, specificity, sensitivity, item_sd, yhat, human, test,
-            logp=lambda value, *args: value * _pattern_logprob(*args, z=z, log_w=log_w),
-            signature="(),(k),(k),(c),(p,k),(p),(p)->(p)",
+            float(pat.m), float(pat.n),
+            logp=functools.partial(_labels_logp, z=z, log_w=log_w),
+            random=_draw_labels,
+            signature="(),(k),(k),(c),(p,k),(p),(p),(),()->(p)",
             observed=pat.count,
             dims="pattern",
         )
