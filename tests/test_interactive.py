@@ -283,7 +283,7 @@ def test_map_compiles_three_functions_once_per_structure(judge_datasets, monkeyp
 
 def test_map_builds_and_compiles_with_the_garbage_collector_paused(monkeypatch):
     """The MAP's graphs are built and compiled with Python's cyclic collector off, and it is
-    on again afterwards, also when building fails. Catches the pause lost (a fifth of a
+    on again afterwards, also when building fails. Catches the pause lost (0.08 s of a
     first MAP back) and a collector left off for the user (cyclic garbage never freed), also
     after an error."""
     import gc
