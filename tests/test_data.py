@@ -184,6 +184,42 @@ def test_per_judge_components():
     assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
 
 
+def test_judge_components_are_computed_when_first_read(monkeypatch):
+    """``check`` leaves the per-judge components until ``judge_components`` is read (the MLE
+    checks never read them), and then computes them once. Catches them computed eagerly
+    again (30-45 ms of every judge-aware fit at 300-1,000 items) or on every read."""
+    calls = []
+    real = identify._judge_components
+    monkeypatch.setattr(identify, "_judge_components", lambda d: calls.append(1) or real(d))
+    ident = identify.check(Comparisons.from_frame(frame(judge=["j1", "j1", "j2"])))
+    assert not calls
+    assert ident.judge_components["j1"] == [("x", "y", "z")]
+    assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
+    assert len(calls) == 1
+
+
+def test_discrimination_checks_read_each_judges_own_cells():
+    """Each judge's reason comes from its own cells when a judge without verdicts sits between
+    others (an empty segment of the judge-sorted cells). Catches segment sums given the empty
+    judge's start (reduceat then returns the next judge's first value), or a judge's first
+    pair read from a neighbour's segment."""
+    df = pd.DataFrame({
+        "item_a": ["x", "y", "x", "x", "x", "x", "y", "y"],
+        "item_b": ["y", "z", "z", "z", "z", "y", "z", "z"],
+        "outcome": [1.0, 0.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5],
+        "judge": ["a", "a", "a", "b", "b", "c", "c", "c"]})
+    base = Comparisons.from_frame(df)
+    # insert a judge without verdicts before "b": codes 1, 2 move to 2, 3 (judge "b", on one
+    # pair, then has a neighbour on both sides)
+    data = Comparisons(**{**base.__dict__, "judges": ("a", "idle", "b", "c"),
+                          "judge": np.where(base.judge >= 1, base.judge + 1, base.judge)})
+    reasons = identify.discrimination_not_identified(data)
+    assert set(reasons) == {"idle", "b", "c"}
+    assert reasons["idle"].startswith("has no verdicts")
+    assert "2 verdicts, all on one pair" in reasons["b"] and "('x' over 'z')" in reasons["b"]
+    assert reasons["c"].startswith("gave only ties (3)")
+
+
 # ---------------------------------------------------------------- Labels (Chen et al. 2026)
 def test_labels_from_arrays_and_frame():
     lab = Labels.from_arrays([1, 0, 1], [1, 1, 0], [0, 1, 1, 1])
