@@ -473,3 +473,17 @@ def test_from_codes_refuses_what_an_integer_cast_would_change():
     ok = Comparisons.from_codes(["a", "b", "c"], ["j", "h"], **base, order=[1.0, -1.0],
                                 humans=["h"])
     assert ok.humans == ("h",) and ok.has_order
+
+
+@pytest.mark.parametrize("keys", [[0, 0, 3, 3, 3, 7, 9, 9], [4, 1, 4, 0, 9, 1], [5], [2, 2, 2]])
+def test_unique_inverse_is_numpy_unique(keys):
+    """The cell aggregation's unique keys and inverse equal ``np.unique``'s, for keys already
+    in order (grouped by runs) and unordered. Catches a run's index off by one (the cumulative
+    count not started at 0) or a run started where the key repeats."""
+    from bayescal.data.comparisons import _unique_inverse
+
+    key = np.array(keys, dtype=np.int64)
+    uniq, inv = _unique_inverse(key, 16)
+    want_uniq, want_inv = np.unique(key, return_inverse=True)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(inv, want_inv)
