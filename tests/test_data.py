@@ -487,3 +487,22 @@ def test_unique_inverse_is_numpy_unique(keys):
     want_uniq, want_inv = np.unique(key, return_inverse=True)
     np.testing.assert_array_equal(uniq, want_uniq)
     np.testing.assert_array_equal(inv, want_inv)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_collapse_of_cells_without_order_keeps_them(shuffle):
+    """Pooling display order over cells that recorded none returns the same cells in key order
+    with each cell's index, whether the cells come in key order (nothing summed or decoded) or
+    not. Catches the shortcut taken for cells out of key order (cells then left unsorted, the
+    index no longer the position), or its arrays out of step with each other."""
+    df = frame(item_a=["x", "y", "x", "z"], item_b=["y", "z", "z", "x"],
+               outcome=[1.0, 0.0, 0.5, 1.0], judge=["j1", "j2", "j1", "j2"])
+    cells = Comparisons.from_frame(df)
+    perm = np.arange(cells.n_cells)[::-1] if shuffle else np.arange(cells.n_cells)
+    fields = ("judge", "item_i", "item_j", "order", "count", "wins", "wins_sq")
+    data = Comparisons(**{**cells.__dict__, **{f: getattr(cells, f)[perm] for f in fields}})
+    out = data.collapse(order=True)
+    for f in fields:
+        np.testing.assert_array_equal(getattr(out, f), getattr(cells, f))
+    np.testing.assert_array_equal(data.collapse_index(order=True), np.argsort(perm))
+    assert out.n_rows == cells.n_rows

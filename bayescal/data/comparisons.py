@@ -1115,6 +1115,16 @@ def _cells(
     key = _cell_key(n_items, k, i, j, o)
     uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
     size = len(uniq)
+    if size == len(key) and np.array_equal(uniq, key):
+        # one input per cell, already in key order (pooling cells recorded without display
+        # order over it): nothing to sum or to decode, and the arrays are shared, not copied
+        # (Comparisons are never modified in place; a copy of a million cells costs more than
+        # the rest of the pooling)
+        return Comparisons(
+            items=items, judges=judges, judge=k.astype(np.int64, copy=False),
+            item_i=i.astype(np.int64, copy=False), item_j=j.astype(np.int64, copy=False),
+            order=o.astype(np.int64, copy=False), count=count, wins=wins, wins_sq=wins_sq,
+            humans=humans, n_rows=float(count.sum())), inv
     return _decoded_cells(items, judges, humans, uniq,
                           np.bincount(inv, weights=count, minlength=size),
                           np.bincount(inv, weights=wins, minlength=size),
@@ -1173,6 +1183,8 @@ def _unique_inverse(
     if key.size and np.all(key[1:] >= key[:-1]):
         starts = np.ones(key.size, dtype=bool)
         np.not_equal(key[1:], key[:-1], out=starts[1:])
+        if starts.all():
+            return key, np.arange(key.size)
         return key[starts], np.cumsum(starts) - 1
     if size > 4 * len(key) + (1 << 20):
         return np.unique(key, return_inverse=True)
@@ -1188,8 +1200,16 @@ def _cell_key(
     n_items: int, k: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64],
     o: NDArray[np.int64],
 ) -> NDArray[np.int64]:
-    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}
-    return ((k * n_items + i) * n_items + j) * 3 + (o + 1)
+    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}; built in one
+    # array (each temporary of a million cells costs as much as the arithmetic)
+    key = k * np.int64(n_items)
+    key += i
+    key *= n_items
+    key += j
+    key *= 3
+    key += o
+    key += 1
+    return key
 
 
 def _cell_index(
