@@ -209,17 +209,36 @@ def check(data: Comparisons) -> Identification:
     """
     n = data.n_items
     losses = data.count - data.wins
-    beat_i = data.wins > 0  # i beat j at least once (a tie counts)
-    beat_j = losses > 0
-    src = np.concatenate([data.item_i[beat_i], data.item_j[beat_j]])
-    dst = np.concatenate([data.item_j[beat_i], data.item_i[beat_j]])
-    n_strong, strong = connected_components(_graph(src, dst, n), directed=True,
-                                            connection="strong")
-    wins_per_item = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
-    games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    if n * n <= 1 << 24:
+        # per ordered pair (i < j) tables of i's wins, its losses and the verdicts, one pass
+        # over the cells each: the win graph and the item totals come from them (masks and
+        # concatenations of a million cells cost more than the rest of the check)
+        pair = data.item_i.astype(np.int64) * n + data.item_j
+        won, lost_to, met = (np.bincount(pair, v, n * n).reshape(n, n)
+                             for v in (data.wins, losses, data.count))
+        win_graph = csr_array((won > 0) | (lost_to > 0).T)  # i -> j: i beat j (a tie counts)
+        wins_per_item = won.sum(axis=1) + lost_to.sum(axis=0)
+        games = met.sum(axis=1) + met.sum(axis=0)
+    else:
+        beat_i = data.wins > 0  # i beat j at least once (a tie counts)
+        beat_j = losses > 0
+        src = np.concatenate([data.item_i[beat_i], data.item_j[beat_j]])
+        dst = np.concatenate([data.item_j[beat_i], data.item_i[beat_j]])
+        win_graph = _graph(src, dst, n)
+        wins_per_item = (np.bincount(data.item_i, data.wins, n)
+                         + np.bincount(data.item_j, losses, n))
+        games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    n_strong, strong = connected_components(win_graph, directed=True, connection="strong")
+    if np.all(data.count > 0):
+        # every cell with verdicts has a win one way or the other, so the comparison graph's
+        # components are the win graph's weak ones (no second graph)
+        pooled = _component_labels(data.items, *connected_components(
+            win_graph, directed=True, connection="weak"))
+    else:
+        pooled = components(data)
     lost = games - wins_per_item
     return Identification(
-        components=components(data),
+        components=pooled,
         win_components=_component_labels(data.items, n_strong, strong),
         never_lose=_labels(data.items, np.flatnonzero((lost <= 0) & (games > 0))),
         never_win=_labels(data.items, np.flatnonzero((wins_per_item <= 0) & (games > 0))),

@@ -506,3 +506,55 @@ def test_collapse_of_cells_without_order_keeps_them(shuffle):
         np.testing.assert_array_equal(getattr(out, f), getattr(cells, f))
     np.testing.assert_array_equal(data.collapse_index(order=True), np.argsort(perm))
     assert out.n_rows == cells.n_rows
+
+
+def _graph_facts_from_the_cell_list(data: Comparisons):
+    """Components, win components, never-lose and never-win items straight from the cells
+    (sparse edge lists), the check's independent side."""
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
+    n, losses = data.n_items, data.count - data.wins
+
+    def groups(src, dst, **kw):
+        graph = coo_array((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+        _, labels = connected_components(graph, **kw)
+        named = [tuple(data.items[i] for i in np.flatnonzero(labels == g))
+                 for g in np.unique(labels)]
+        return sorted(named, key=lambda g: (-len(g), g))
+
+    beat_i, beat_j = data.wins > 0, losses > 0
+    win = groups(np.r_[data.item_i[beat_i], data.item_j[beat_j]],
+                 np.r_[data.item_j[beat_i], data.item_i[beat_j]], directed=True,
+                 connection="strong")
+    wins = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
+    games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    named = lambda mask: tuple(data.items[i] for i in np.flatnonzero(mask & (games > 0)))  # noqa: E731
+    return (groups(data.item_i, data.item_j, directed=False), win,
+            named(games - wins <= 0), named(wins <= 0))
+
+
+@pytest.mark.parametrize(("n_items", "n_verdicts", "zero_cell"),
+                         [(60, 80, False), (200, 300, False), (30, 2000, False), (60, 80, True)])
+def test_check_equals_the_graphs_of_the_cell_list(n_items, n_verdicts, zero_cell):
+    """The check's per-pair tables (win graph, comparison graph as its weak components, item
+    totals) give the components, win components and never-lose / never-win items of the cell
+    list, on sparse designs (disconnected, no MLE) and with a cell of no verdicts, which joins
+    the comparison graph but not the win graph. Catches the win graph's transpose dropped
+    (losses as wins of the first item), the totals summed over the wrong axis, or the weak
+    components used when a cell without verdicts links what no win does."""
+    from bayescal import simulate
+
+    truth = simulate.judge_discrimination_truth(n_items, 3, random_seed=n_items)
+    data = simulate.judge_discrimination_btl(truth, n_verdicts, random_seed=n_verdicts)
+    if zero_cell:
+        # a cell with no verdicts joining the two largest components
+        first, second = (data.items.index(c[0]) for c in identify.components(data)[:2])
+        i, j = min(first, second), max(first, second)
+        data = Comparisons(**{**data.__dict__, **{
+            f: np.r_[getattr(data, f), v] for f, v in
+            [("judge", 0), ("item_i", i), ("item_j", j), ("order", 0), ("count", 0.0),
+             ("wins", 0.0), ("wins_sq", 0.0)]}})
+    ident = identify.check(data)
+    got = (ident.components, ident.win_components, ident.never_lose, ident.never_win)
+    assert got == _graph_facts_from_the_cell_list(data)
