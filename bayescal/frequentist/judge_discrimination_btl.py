@@ -162,6 +162,11 @@ class _Cells:
         return out
 
     @cached_property
+    def losses(self) -> NDArray[np.float64]:
+        """n - y: each cell's verdicts for item j."""
+        return self.n - self.y
+
+    @cached_property
     def kf(self) -> NDArray[np.int64]:
         """Flat (judge, feature) index of each cell's feature columns (cells x F)."""
         return self.k[:, None] * self.n_features + np.arange(self.n_features)
@@ -272,11 +277,17 @@ def _kernel_and_p(eta: NDArray[np.float64], c: _Cells) -> tuple[float, NDArray[n
     # transcendental per cell: log σ(±|η|) = -log1p(e^{-|η|}) - (0 or |η|). Every term is ≤ 0,
     # so no cancellation (y η + n log σ(-η), also one log σ, loses digits to it)
     a = np.abs(eta)
-    e = np.exp(-a)
+    e = np.negative(a)
+    np.exp(e, out=e)
     positive = eta > 0
-    against = np.where(positive, c.n - c.y, c.y)  # verdicts on the side η disfavours
-    # σ(η) = 1/(1 + e^{-η}) for η > 0, e^{η}/(1 + e^{η}) otherwise: expit's stable form
-    return float(-(c.n @ np.log1p(e)) - against @ a), np.where(positive, 1.0, e) / (1.0 + e)
+    against = np.where(positive, c.losses, c.y)  # verdicts on the side η disfavours
+    ll = float(-(c.n @ np.log1p(e)) - against @ a)
+    # σ(η) = 1/(1 + e^{-η}) for η > 0, e^{η}/(1 + e^{η}) otherwise: expit's stable form (in
+    # place: each temporary of a million cells costs as much as the arithmetic)
+    p = np.where(positive, 1.0, e)
+    e += 1.0
+    p /= e
+    return ll, p
 
 
 def loglik(
