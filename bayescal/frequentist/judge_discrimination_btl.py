@@ -950,7 +950,7 @@ def _plain_start(
     so its fit is cheap, and it puts the judge-aware run close to its optimum: fewer of the
     expensive damped iterations on the judge-level cells. Two Fisher-scoring steps on log γ
     with the scores held there then start each judge near its own discrimination: from γ ≡ 1
-    the joint Newton run needs 9 iterations at 300 items and 18 judges, from here 5.
+    the joint Newton run needs 9 iterations at 300 items and 18 judges, from here 4.
     """
     if not weighted:
         return None
