@@ -1148,10 +1148,12 @@ def _decoded_cells(
     return Comparisons(
         items=items,
         judges=judges,
-        judge=kk.astype(np.int64),
-        item_i=ii.astype(np.int64),
-        item_j=jj.astype(np.int64),
-        order=(oo - 1).astype(np.int64),
+        # the quotients are fresh int64 arrays already (a copy of each costs what the
+        # division does)
+        judge=kk.astype(np.int64, copy=False),
+        item_i=ii.astype(np.int64, copy=False),
+        item_j=jj.astype(np.int64, copy=False),
+        order=(oo - 1).astype(np.int64, copy=False),
         count=count,
         wins=wins,
         wins_sq=wins_sq,
@@ -1191,7 +1193,7 @@ def _unique_inverse(
     seen = np.zeros(size, dtype=bool)
     seen[key] = True
     uniq = np.flatnonzero(seen)
-    slot = np.zeros(size, dtype=np.int64)
+    slot = np.empty(size, dtype=np.int64)  # read only at the keys, every one of them set here
     slot[uniq] = np.arange(len(uniq))
     return uniq, slot[key]
 
