@@ -529,7 +529,9 @@ def _graph_facts_from_the_cell_list(data: Comparisons):
                  connection="strong")
     wins = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
     games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
-    named = lambda mask: tuple(data.items[i] for i in np.flatnonzero(mask & (games > 0)))  # noqa: E731
+    def named(mask):
+        return tuple(data.items[i] for i in np.flatnonzero(mask & (games > 0)))
+
     return (groups(data.item_i, data.item_j, directed=False), win,
             named(games - wins <= 0), named(wins <= 0))
 
