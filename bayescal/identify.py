@@ -13,7 +13,8 @@ Two graph facts decide whether a Bradley–Terry-type fit is meaningful:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -138,18 +139,27 @@ class Identification:
     components : list of tuple of str
         Connected components of the pooled comparison graph.
     judge_components : dict
-        Components per judge (a judge that saw only part of the items has several).
+        Components per judge (a judge that saw only part of the items has several); computed
+        on first access (the MLE checks do not need it, and at 1,000 items and 18 judges it
+        costs as much as the rest of the check).
     win_components : list of tuple of str
         Strongly connected components of the directed win graph (pooled over judges).
     never_lose, never_win : tuple of str
         Items with no loss / no win at all (ties count as half of each).
+    data : Comparisons
+        The checked data.
     """
 
     components: list[tuple[str, ...]]
-    judge_components: dict[str, list[tuple[str, ...]]]
     win_components: list[tuple[str, ...]]
     never_lose: tuple[str, ...]
     never_win: tuple[str, ...]
+    data: Comparisons = field(repr=False, compare=False)
+
+    @cached_property
+    def judge_components(self) -> dict[str, list[tuple[str, ...]]]:
+        """Components per judge (see the class docstring)."""
+        return _judge_components(self.data)
 
     @property
     def connected(self) -> bool:
@@ -186,7 +196,8 @@ class Identification:
 
 
 def check(data: Comparisons) -> Identification:
-    """Run every graph check on ``data`` (pooled, and per judge for connectivity).
+    """Run every graph check on ``data`` (pooled; per judge for connectivity, when
+    ``judge_components`` is first read).
 
     Parameters
     ----------
@@ -198,21 +209,40 @@ def check(data: Comparisons) -> Identification:
     """
     n = data.n_items
     losses = data.count - data.wins
-    beat_i = data.wins > 0  # i beat j at least once (a tie counts)
-    beat_j = losses > 0
-    src = np.concatenate([data.item_i[beat_i], data.item_j[beat_j]])
-    dst = np.concatenate([data.item_j[beat_i], data.item_i[beat_j]])
-    n_strong, strong = connected_components(_graph(src, dst, n), directed=True,
-                                            connection="strong")
-    wins_per_item = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
-    games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    if n * n <= 1 << 24:
+        # per ordered pair (i < j) tables of i's wins, its losses and the verdicts, one pass
+        # over the cells each: the win graph and the item totals come from them (masks and
+        # concatenations of a million cells cost more than the rest of the check)
+        pair = data.item_i.astype(np.int64) * n + data.item_j
+        won, lost_to, met = (np.bincount(pair, v, n * n).reshape(n, n)
+                             for v in (data.wins, losses, data.count))
+        win_graph = csr_array((won > 0) | (lost_to > 0).T)  # i -> j: i beat j (a tie counts)
+        wins_per_item = won.sum(axis=1) + lost_to.sum(axis=0)
+        games = met.sum(axis=1) + met.sum(axis=0)
+    else:
+        beat_i = data.wins > 0  # i beat j at least once (a tie counts)
+        beat_j = losses > 0
+        src = np.concatenate([data.item_i[beat_i], data.item_j[beat_j]])
+        dst = np.concatenate([data.item_j[beat_i], data.item_i[beat_j]])
+        win_graph = _graph(src, dst, n)
+        wins_per_item = (np.bincount(data.item_i, data.wins, n)
+                         + np.bincount(data.item_j, losses, n))
+        games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    n_strong, strong = connected_components(win_graph, directed=True, connection="strong")
+    if np.all(data.count > 0):
+        # every cell with verdicts has a win one way or the other, so the comparison graph's
+        # components are the win graph's weak ones (no second graph)
+        pooled = _component_labels(data.items, *connected_components(
+            win_graph, directed=True, connection="weak"))
+    else:
+        pooled = components(data)
     lost = games - wins_per_item
     return Identification(
-        components=components(data),
-        judge_components=_judge_components(data),
+        components=pooled,
         win_components=_component_labels(data.items, n_strong, strong),
         never_lose=_labels(data.items, np.flatnonzero((lost <= 0) & (games > 0))),
         never_win=_labels(data.items, np.flatnonzero((wins_per_item <= 0) & (games > 0))),
+        data=data,
     )
 
 
@@ -287,17 +317,28 @@ def discrimination_not_identified(data: Comparisons) -> dict[str, str]:
     c = data.collapse(order=True)
     k = c.judge
     n_judges = data.n_judges
-    count = np.bincount(k, c.count, n_judges)
+    # the pooled cells come in key order, judge first: each judge's cells are one segment
+    bounds = np.searchsorted(k, np.arange(n_judges + 1))
+    filled = bounds[1:] > bounds[:-1]
+
+    def per_judge(values: np.ndarray) -> np.ndarray:
+        # segment sums: a bincount into K bins adds into one slot after another, 20x slower
+        out = np.zeros(n_judges)
+        if filled.any():
+            out[filled] = np.add.reduceat(values, bounds[:-1][filled])
+        return out
+
+    count = per_judge(c.count)
     # Σ (y - 1/2)², Σ y², Σ (1 - y)² per judge from the cells' sums of y and y²
-    off_tie = np.bincount(k, c.wins_sq - c.wins + c.count / 4, n_judges)
-    sum_sq = np.bincount(k, c.wins_sq, n_judges)
-    off_win = np.bincount(k, c.count - 2 * c.wins + c.wins_sq, n_judges)
+    off_tie = per_judge(c.wins_sq - c.wins + c.count / 4)
+    sum_sq = per_judge(c.wins_sq)
+    off_win = per_judge(c.count - 2 * c.wins + c.wins_sq)
     # a judge's cells lie on one item pair iff every code equals the judge's first (vectorised:
     # a set of pairs per judge costs seconds at Arena scale, ufunc.at a tenth of a second)
     code = c.item_i.astype(np.int64) * data.n_items + c.item_j
     first = np.full(n_judges, -1, dtype=np.int64)
-    first[k[::-1]] = code[::-1]  # the last write wins: reversed, each judge's first cell
-    one_pair = np.bincount(k, code != first[k], n_judges) == 0
+    first[filled] = code[bounds[:-1][filled]]
+    one_pair = per_judge((code != np.repeat(first, np.diff(bounds))).astype(np.float64)) == 0
     tol = 1e-9 * np.maximum(count, 1.0)
     out: dict[str, str] = {}
     for m, label in enumerate(data.judges):

@@ -184,6 +184,42 @@ def test_per_judge_components():
     assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
 
 
+def test_judge_components_are_computed_when_first_read(monkeypatch):
+    """``check`` leaves the per-judge components until ``judge_components`` is read (the MLE
+    checks never read them), and then computes them once. Catches them computed eagerly
+    again (30-45 ms of every judge-aware fit at 300-1,000 items) or on every read."""
+    calls = []
+    real = identify._judge_components
+    monkeypatch.setattr(identify, "_judge_components", lambda d: calls.append(1) or real(d))
+    ident = identify.check(Comparisons.from_frame(frame(judge=["j1", "j1", "j2"])))
+    assert not calls
+    assert ident.judge_components["j1"] == [("x", "y", "z")]
+    assert ident.judge_components["j2"] == [("x", "z"), ("y",)]
+    assert len(calls) == 1
+
+
+def test_discrimination_checks_read_each_judges_own_cells():
+    """Each judge's reason comes from its own cells when a judge without verdicts sits between
+    others (an empty segment of the judge-sorted cells). Catches segment sums given the empty
+    judge's start (reduceat then returns the next judge's first value), or a judge's first
+    pair read from a neighbour's segment."""
+    df = pd.DataFrame({
+        "item_a": ["x", "y", "x", "x", "x", "x", "y", "y"],
+        "item_b": ["y", "z", "z", "z", "z", "y", "z", "z"],
+        "outcome": [1.0, 0.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5],
+        "judge": ["a", "a", "a", "b", "b", "c", "c", "c"]})
+    base = Comparisons.from_frame(df)
+    # insert a judge without verdicts before "b": codes 1, 2 move to 2, 3 (judge "b", on one
+    # pair, then has a neighbour on both sides)
+    data = Comparisons(**{**base.__dict__, "judges": ("a", "idle", "b", "c"),
+                          "judge": np.where(base.judge >= 1, base.judge + 1, base.judge)})
+    reasons = identify.discrimination_not_identified(data)
+    assert set(reasons) == {"idle", "b", "c"}
+    assert reasons["idle"].startswith("has no verdicts")
+    assert "2 verdicts, all on one pair" in reasons["b"] and "('x' over 'z')" in reasons["b"]
+    assert reasons["c"].startswith("gave only ties (3)")
+
+
 # ---------------------------------------------------------------- Labels (Chen et al. 2026)
 def test_labels_from_arrays_and_frame():
     lab = Labels.from_arrays([1, 0, 1], [1, 1, 0], [0, 1, 1, 1])
@@ -437,3 +473,90 @@ def test_from_codes_refuses_what_an_integer_cast_would_change():
     ok = Comparisons.from_codes(["a", "b", "c"], ["j", "h"], **base, order=[1.0, -1.0],
                                 humans=["h"])
     assert ok.humans == ("h",) and ok.has_order
+
+
+@pytest.mark.parametrize("keys", [[0, 0, 3, 3, 3, 7, 9, 9], [4, 1, 4, 0, 9, 1], [5], [2, 2, 2]])
+def test_unique_inverse_is_numpy_unique(keys):
+    """The cell aggregation's unique keys and inverse equal ``np.unique``'s, for keys already
+    in order (grouped by runs) and unordered. Catches a run's index off by one (the cumulative
+    count not started at 0) or a run started where the key repeats."""
+    from bayescal.data.comparisons import _unique_inverse
+
+    key = np.array(keys, dtype=np.int64)
+    uniq, inv = _unique_inverse(key, 16)
+    want_uniq, want_inv = np.unique(key, return_inverse=True)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(inv, want_inv)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_collapse_of_cells_without_order_keeps_them(shuffle):
+    """Pooling display order over cells that recorded none returns the same cells in key order
+    with each cell's index, whether the cells come in key order (nothing summed or decoded) or
+    not. Catches the shortcut taken for cells out of key order (cells then left unsorted, the
+    index no longer the position), or its arrays out of step with each other."""
+    df = frame(item_a=["x", "y", "x", "z"], item_b=["y", "z", "z", "x"],
+               outcome=[1.0, 0.0, 0.5, 1.0], judge=["j1", "j2", "j1", "j2"])
+    cells = Comparisons.from_frame(df)
+    perm = np.arange(cells.n_cells)[::-1] if shuffle else np.arange(cells.n_cells)
+    fields = ("judge", "item_i", "item_j", "order", "count", "wins", "wins_sq")
+    data = Comparisons(**{**cells.__dict__, **{f: getattr(cells, f)[perm] for f in fields}})
+    out = data.collapse(order=True)
+    for f in fields:
+        np.testing.assert_array_equal(getattr(out, f), getattr(cells, f))
+    np.testing.assert_array_equal(data.collapse_index(order=True), np.argsort(perm))
+    assert out.n_rows == cells.n_rows
+
+
+def _graph_facts_from_the_cell_list(data: Comparisons):
+    """Components, win components, never-lose and never-win items straight from the cells
+    (sparse edge lists), the check's independent side."""
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
+    n, losses = data.n_items, data.count - data.wins
+
+    def groups(src, dst, **kw):
+        graph = coo_array((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+        _, labels = connected_components(graph, **kw)
+        named = [tuple(data.items[i] for i in np.flatnonzero(labels == g))
+                 for g in np.unique(labels)]
+        return sorted(named, key=lambda g: (-len(g), g))
+
+    beat_i, beat_j = data.wins > 0, losses > 0
+    win = groups(np.r_[data.item_i[beat_i], data.item_j[beat_j]],
+                 np.r_[data.item_j[beat_i], data.item_i[beat_j]], directed=True,
+                 connection="strong")
+    wins = np.bincount(data.item_i, data.wins, n) + np.bincount(data.item_j, losses, n)
+    games = np.bincount(data.item_i, data.count, n) + np.bincount(data.item_j, data.count, n)
+    def named(mask):
+        return tuple(data.items[i] for i in np.flatnonzero(mask & (games > 0)))
+
+    return (groups(data.item_i, data.item_j, directed=False), win,
+            named(games - wins <= 0), named(wins <= 0))
+
+
+@pytest.mark.parametrize(("n_items", "n_verdicts", "zero_cell"),
+                         [(60, 80, False), (200, 300, False), (30, 2000, False), (60, 80, True)])
+def test_check_equals_the_graphs_of_the_cell_list(n_items, n_verdicts, zero_cell):
+    """The check's per-pair tables (win graph, comparison graph as its weak components, item
+    totals) give the components, win components and never-lose / never-win items of the cell
+    list, on sparse designs (disconnected, no MLE) and with a cell of no verdicts, which joins
+    the comparison graph but not the win graph. Catches the win graph's transpose dropped
+    (losses as wins of the first item), the totals summed over the wrong axis, or the weak
+    components used when a cell without verdicts links what no win does."""
+    from bayescal import simulate
+
+    truth = simulate.judge_discrimination_truth(n_items, 3, random_seed=n_items)
+    data = simulate.judge_discrimination_btl(truth, n_verdicts, random_seed=n_verdicts)
+    if zero_cell:
+        # a cell with no verdicts joining the two largest components
+        first, second = (data.items.index(c[0]) for c in identify.components(data)[:2])
+        i, j = min(first, second), max(first, second)
+        data = Comparisons(**{**data.__dict__, **{
+            f: np.r_[getattr(data, f), v] for f, v in
+            [("judge", 0), ("item_i", i), ("item_j", j), ("order", 0), ("count", 0.0),
+             ("wins", 0.0), ("wins_sq", 0.0)]}})
+    ident = identify.check(data)
+    got = (ident.components, ident.win_components, ident.never_lose, ident.never_win)
+    assert got == _graph_facts_from_the_cell_list(data)

@@ -318,3 +318,27 @@ def test_per_judge_sums_equal_bincount(order):
     assert (cells.judge_bounds is None) == (order == "shuffled")
     np.testing.assert_allclose(cells.per_judge(values), np.bincount(k, values, 6), rtol=1e-14,
                                atol=1e-14)
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_item_judge_sums_equal_bincount(order):
+    """The (item, judge) sums (+ where the item is first, - where second) by runs of sorted
+    cells equal two bincounts over (item, judge), with an item that is never first, a judge
+    with no cells and the unsorted fallback. Catches reduceat given a run's end instead of its
+    start, runs split on the judge alone (summing several first items into one), or the result
+    read as judges x items."""
+    rng = np.random.default_rng(8)
+    n_items, n_judges = 5, 4
+    k = rng.choice([0, 1, 3], size=60)  # judge 2 has no cells
+    i = rng.integers(0, n_items - 1, size=60)  # item 4 is never first
+    j = rng.integers(0, n_items, size=60)
+    if order == "sorted":
+        sort = np.lexsort((j, i, k))
+        k, i, j = k[sort], i[sort], j[sort]
+    ones = np.ones(k.size)
+    cells = jdf._Cells(i, j, k, ones, ones, ones, n_items, n_judges, np.zeros((k.size, 0)))
+    values = rng.normal(size=k.size)
+    want = (np.bincount(i * n_judges + k, values, n_items * n_judges)
+            - np.bincount(j * n_judges + k, values, n_items * n_judges)).reshape(n_items, n_judges)
+    assert (cells.first_runs is None) == (order == "shuffled")
+    np.testing.assert_allclose(cells.item_judge_sums(values), want, rtol=1e-14, atol=1e-14)

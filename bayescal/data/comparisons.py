@@ -739,9 +739,8 @@ class Comparisons:
         labels = ("pooled",) if judges else self.judges
         humans = tuple(h for h in self.humans if h in labels)
         if not (features and self.n_features):
-            out = _cells(self.items, labels, humans, k, self.item_i, self.item_j, o,
-                         self.count, self.wins, self.wins_sq)
-            return out, _cell_index(out, k, self.item_i, self.item_j, o)
+            return _cells(self.items, labels, humans, k, self.item_i, self.item_j, o,
+                          self.count, self.wins, self.wins_sq)
         # the cell key and the feature differences together name a pooled cell, as in
         # from_frame's aggregation (the key is exact in a float64)
         key = _cell_key(self.n_items, k.astype(np.int64), self.item_i, self.item_j,
@@ -981,14 +980,13 @@ class Comparisons:
             rows["y2"].append(np.where(flip, p.count - 2 * p.wins + p.wins_sq, p.wins_sq))
             offsets.append(offsets[-1] + p.n_cells)
         cat = {name: np.concatenate(v) for name, v in rows.items()}
-        out = _cells(items, judges, marked, cat["k"], cat["i"], cat["j"], cat["o"], cat["n"],
-                     cat["y"], cat["y2"])
+        out, moved = _cells(items, judges, marked, cat["k"], cat["i"], cat["j"], cat["o"],
+                            cat["n"], cat["y"], cat["y2"])
         key = keys.pop()
         if key is None:
             return out
         labels = tuple(sorted(set().union(*(p.clusters for p in parts))))
         label_code = {x: c for c, x in enumerate(labels)}
-        moved = _cell_index(out, cat["k"], cat["i"], cat["j"], cat["o"])
         code, cell, count, wins = [], [], [], []
         for p, flip, start in zip(parts, flips, offsets[:-1], strict=True):
             code.append(np.array([label_code[x] for x in p.clusters], np.int64)[p.cluster_code])
@@ -1110,16 +1108,27 @@ def _cells(
     count: NDArray[np.float64],
     wins: NDArray[np.float64],
     wins_sq: NDArray[np.float64],
-) -> Comparisons:
-    """Sum per-row (or per-cell) statistics into one cell per (judge, i, j, order)."""
+) -> tuple[Comparisons, NDArray[np.int64]]:
+    """Sum per-row (or per-cell) statistics into one cell per (judge, i, j, order); with each
+    input's index among the cells (the unique inverse: no second search for it)."""
     n_items = len(items)
     key = _cell_key(n_items, k, i, j, o)
     uniq, inv = _unique_inverse(key, len(judges) * n_items * n_items * 3)
     size = len(uniq)
+    if size == len(key) and np.array_equal(uniq, key):
+        # one input per cell, already in key order (pooling cells recorded without display
+        # order over it): nothing to sum or to decode, and the arrays are shared, not copied
+        # (Comparisons are never modified in place; a copy of a million cells costs more than
+        # the rest of the pooling)
+        return Comparisons(
+            items=items, judges=judges, judge=k.astype(np.int64, copy=False),
+            item_i=i.astype(np.int64, copy=False), item_j=j.astype(np.int64, copy=False),
+            order=o.astype(np.int64, copy=False), count=count, wins=wins, wins_sq=wins_sq,
+            humans=humans, n_rows=float(count.sum())), inv
     return _decoded_cells(items, judges, humans, uniq,
                           np.bincount(inv, weights=count, minlength=size),
                           np.bincount(inv, weights=wins, minlength=size),
-                          np.bincount(inv, weights=wins_sq, minlength=size))
+                          np.bincount(inv, weights=wins_sq, minlength=size)), inv
 
 
 def _decoded_cells(
@@ -1139,10 +1148,12 @@ def _decoded_cells(
     return Comparisons(
         items=items,
         judges=judges,
-        judge=kk.astype(np.int64),
-        item_i=ii.astype(np.int64),
-        item_j=jj.astype(np.int64),
-        order=(oo - 1).astype(np.int64),
+        # the quotients are fresh int64 arrays already (a copy of each costs what the
+        # division does)
+        judge=kk.astype(np.int64, copy=False),
+        item_i=ii.astype(np.int64, copy=False),
+        item_j=jj.astype(np.int64, copy=False),
+        order=(oo - 1).astype(np.int64, copy=False),
         count=count,
         wins=wins,
         wins_sq=wins_sq,
@@ -1167,14 +1178,22 @@ def _unique_inverse(
     """``np.unique(key, return_inverse=True)`` for keys in [0, size).
 
     When the key space is small against the rows (18 judges, 45 items: 18 x 45 x 45 x 3 cells for a
-    million rows) a presence table replaces the sort, which dominated aggregation.
+    million rows) a presence table replaces the sort, which dominated aggregation. Keys already
+    in order (cells pooled over display order: the key is monotone in (judge, i, j, order)) need
+    neither: a run starts wherever the key changes.
     """
+    if key.size and np.all(key[1:] >= key[:-1]):
+        starts = np.ones(key.size, dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=starts[1:])
+        if starts.all():
+            return key, np.arange(key.size)
+        return key[starts], np.cumsum(starts) - 1
     if size > 4 * len(key) + (1 << 20):
         return np.unique(key, return_inverse=True)
     seen = np.zeros(size, dtype=bool)
     seen[key] = True
     uniq = np.flatnonzero(seen)
-    slot = np.zeros(size, dtype=np.int64)
+    slot = np.empty(size, dtype=np.int64)  # read only at the keys, every one of them set here
     slot[uniq] = np.arange(len(uniq))
     return uniq, slot[key]
 
@@ -1183,8 +1202,16 @@ def _cell_key(
     n_items: int, k: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64],
     o: NDArray[np.int64],
 ) -> NDArray[np.int64]:
-    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}
-    return ((k * n_items + i) * n_items + j) * 3 + (o + 1)
+    # one integer key per cell; order is shifted from {-1, 0, 1} to {0, 1, 2}; built in one
+    # array (each temporary of a million cells costs as much as the arithmetic)
+    key = k * np.int64(n_items)
+    key += i
+    key *= n_items
+    key += j
+    key *= 3
+    key += o
+    key += 1
+    return key
 
 
 def _cell_index(
