@@ -501,14 +501,20 @@ def _nutpie_structure(model: pm.Model) -> Structure | None:
 
 
 def _compile_nutpie(copy: pm.Model, found: Structure) -> _Nutpie:
-    """nutpie's compiled model of ``copy`` (from :func:`_shared_copy`)."""
+    """nutpie's compiled model of ``copy`` (from :func:`_shared_copy`), its native callbacks
+    cached on disk across processes (:mod:`bayescal._nutpie_numba`)."""
     import nutpie
+
+    from bayescal._nutpie_numba import Unsupported, compile_model
 
     for i, var in enumerate(found.data):
         # nutpie's with_data finds data by name; the copy's names need not be unique (a
         # coordinate length and a pm.Data can share one), and the copy is private
         var.name = f"bayescal_data_{i}"
-    compiled = nutpie.compile_pymc_model(copy, backend="numba")
+    try:
+        compiled = compile_model(copy)  # its native callbacks from the disk cache
+    except Unsupported:
+        compiled = nutpie.compile_pymc_model(copy, backend="numba")
     if not set(compiled.shared_var_keys) <= set(found.data):
         raise Uncacheable("nutpie reads shared variables that are not the copy's data")
     return _Nutpie(compiled, copy, found.data)
