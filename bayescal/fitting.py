@@ -445,19 +445,33 @@ def _shared_copy(model: pm.Model) -> pm.Model | None:
 
     The copy's data (``pm.Data``, coordinate lengths, and the array constants of the model's
     graph such as observed counts, which become shared here) never alias the caller's, so
-    they can be overwritten. None when PyMC cannot copy the model (initial values set).
+    they can be overwritten. An observed array becomes a shared variable of unknown length
+    (as ``pm.Data`` are), so that nothing compiled from the copy fixes the number of cells
+    and one compiled model serves data of any length; a constant read elsewhere keeps its
+    static shape. None when PyMC cannot copy the model (initial values set).
     """
-    from pymc.model.fgraph import fgraph_from_model, model_from_fgraph
+    from pymc.model.fgraph import ModelObservedRV, fgraph_from_model, model_from_fgraph
 
     if any(v is not None for v in model.rvs_to_initial_values.values()):
         return None
     fgraph, memo = fgraph_from_model(model)  # copies the shared variables
     constants = [v for v in ancestors(_model_variables(model))
                  if isinstance(v, Constant) and is_data(v)]
-    shared = {memo.get(v, v): pytensor.shared(np.array(v.data), name=f"bayescal_data_{i}",
-                                              shape=v.type.shape)
-              for i, v in enumerate(constants)}
-    fgraph.replace_all(list(shared.items()), import_missing=True)
+    for i, constant in enumerate(constants):
+        old = memo.get(constant, constant)
+        clients = fgraph.clients.get(old, [])
+        # only PyMC's marker of an observed variable reads it, as its data: the marker's
+        # output has the random variable's type, not the data's, so nothing downstream
+        # carries the data's length
+        observed = bool(clients) and all(
+            isinstance(node.op, ModelObservedRV) and k == 1 for node, k in clients)
+        new = pytensor.shared(np.array(constant.data), name=f"bayescal_data_{i}",
+                              shape=(None,) * constant.ndim if observed else constant.type.shape)
+        if observed:
+            for node, k in list(clients):
+                fgraph.change_node_input(node, k, new, import_missing=True, check=False)
+        else:
+            fgraph.replace(old, new, import_missing=True)
     return model_from_fgraph(fgraph, mutate_fgraph=True)
 
 

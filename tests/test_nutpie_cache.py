@@ -15,13 +15,13 @@ import pytest
 from tests.conftest import checkout_env
 
 
-def _model(n_items: int = 5, seed: int = 1):
+def _model(n_items: int = 5, seed: int = 1, verdicts: int = 3000):
     from bayescal import fitting, simulate
     from bayescal.models import judge_discrimination_btl as jd
 
     truth = simulate.judge_discrimination_truth(n_items, 3, random_seed=11)
     copy = fitting._shared_copy(jd.build(simulate.judge_discrimination_btl(
-        truth, 3000, random_seed=seed)))
+        truth, verdicts, random_seed=seed)))
     for i, var in enumerate(fitting._nutpie_structure(copy).data):
         var.name = f"bayescal_data_{i}"  # as fitting._compile_nutpie names them
     return copy
@@ -55,35 +55,39 @@ def _cache_files(compiled) -> list[Path]:
 
 def test_callbacks_are_found_on_disk_and_compute_pymcs_log_density():
     """A second compile of one structure loads both callbacks from the disk cache (counted by
-    numba's cache hits) instead of compiling them, and both compiles give PyMC's log density,
-    gradient and reported values at random points, on this model's data and, through
-    nutpie's ``with_data``, on a mirrored design's. Catches callbacks numba refuses to cache
-    (a closure or data in their code), a key that is not reproduced, and callbacks that read
-    the wrong datum or the wrong element of nutpie's table (shapes, sizes, addresses)."""
-    import pymc as pm
+    numba's cache hits) instead of compiling them, and both give PyMC's log density,
+    gradient and reported values at random points: on the model's own data, and, through
+    nutpie's ``with_data``, on a data set with fewer cells (one structure: the copy's data
+    have no fixed length). Catches callbacks numba refuses to cache (a closure or data in
+    their code), a key that is not reproduced, callbacks that read the wrong datum or the
+    wrong element of nutpie's table (shapes, sizes, addresses), and a cell count baked into
+    the compiled code."""
     import pytensor
 
-    from bayescal import _nutpie_numba
+    from bayescal import _nutpie_numba, fitting
 
-    model = _model()
+    model, fewer = _model(), _model(seed=2, verdicts=40)
+    assert fewer["count"].get_value().size < model["count"].get_value().size
+    assert fitting._nutpie_structure(model).key == fitting._nutpie_structure(fewer).key
     first = _nutpie_numba.compile_model(model)  # compiles, or loads an earlier run's entry
     second = _nutpie_numba.compile_model(model)
     assert (second.compiled_logp_func.cache_hits, second.compiled_expand_func.cache_hits) \
         == (1, 1)
     assert _cache_files(second)
+    # the other data set's numbers, by the names fitting._sample_nutpie passes them
+    own = fitting._nutpie_structure(model).data
+    other = fitting._nutpie_structure(fewer).values()
+    second = second.with_data(**{var.name: value for var, value in zip(own, other, strict=True)
+                                 if var in second.shared_var_keys})
 
     names, slices, shapes = second.shape_info
-    free = model.value_vars
-    reported = model.unobserved_value_vars
-    logp = model.logp()
-    fn = pytensor.function(free, [logp, *pytensor.grad(logp, free), *reported],
-                           mode="FAST_COMPILE", on_unused_input="ignore")
     rng = np.random.default_rng(3)
-    for compiled, mirrored in ((first, False), (second, True)):
-        if mirrored:  # item_i and item_j swapped: other data behind nutpie's table
-            i, j = model["item_i"].get_value(), model["item_j"].get_value()
-            compiled = compiled.with_data(**{model["item_i"].name: j, model["item_j"].name: i})
-            pm.set_data({"item_i": j, "item_j": i}, model=model)
+    for compiled, source in ((first, model), (second, fewer)):
+        free = source.value_vars
+        logp = source.logp()
+        fn = pytensor.function(free, [logp, *pytensor.grad(logp, free),
+                                      *source.unobserved_value_vars],
+                               mode="FAST_COMPILE", on_unused_input="ignore")
         for _ in range(3):
             x = rng.normal(size=compiled.n_dim)
             value, *rest = fn(*[x[s].reshape(shape) for s, shape in
@@ -98,7 +102,7 @@ def test_callbacks_are_found_on_disk_and_compute_pymcs_log_density():
             by_name = {n: expanded[s].reshape(shape)
                        for n, s, shape in zip(names, slices, shapes, strict=True)}
             assert code == 0
-            for var, want in zip(reported, values, strict=True):
+            for var, want in zip(source.unobserved_value_vars, values, strict=True):
                 np.testing.assert_allclose(by_name[var.name], want, rtol=1e-12)
     # nutpie's codes: a gradient that is not finite, a vector of another length
     assert _logp(first, np.full(first.n_dim, 1e300))[0] == 3
