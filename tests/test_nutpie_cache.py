@@ -160,3 +160,28 @@ def test_cached_callbacks_draw_what_nutpies_own_compile_draws():
     np.testing.assert_array_equal(a.posterior["ability"].values, b.posterior["ability"].values)
     np.testing.assert_array_equal(a.sample_stats["diverging"].values,
                                   b.sample_stats["diverging"].values)
+
+
+@pytest.mark.slow
+def test_a_fit_on_more_cells_reuses_the_compiled_model_and_draws_as_a_fresh_compile():
+    """bc.fit on a data set with more cells than the first fit's: no second compile (the
+    cache's count), and seed for seed the draws of a fresh compile of that model. Catches a
+    cell count kept in the key (two compiles) or baked into the compiled code (other draws).
+    (Three nutpie fits: slow.)"""
+    import bayescal as bc
+    from bayescal import fitting, simulate
+    from bayescal.models import judge_discrimination_btl as jd
+
+    truth = simulate.judge_discrimination_truth(5, 3, random_seed=11)
+    few, many = (jd.build(simulate.judge_discrimination_btl(truth, n, random_seed=n))
+                 for n in (40, 3000))
+    assert few["count"].get_value().size < many["count"].get_value().size
+    options = {"draws": 150, "tune": 150, "chains": 2, "random_seed": 7, "check": False}
+    fitting._NUTPIE_CACHE.clear()
+    bc.fit(few, **options)
+    cached = bc.fit(many, **options)
+    assert (fitting._NUTPIE_CACHE.hits, fitting._NUTPIE_CACHE.misses) == (1, 1)
+    fitting._NUTPIE_CACHE.clear()
+    fresh = bc.fit(many, **options)
+    np.testing.assert_array_equal(cached["posterior"]["ability"].values,
+                                  fresh["posterior"]["ability"].values)
