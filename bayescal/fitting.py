@@ -98,9 +98,11 @@ def fit(
         aggregated BTL models (``bench/judge_discrimination_btl.py``, 17,820 cells, 4 x 1000
         draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine).
         Its compiled model is kept per model structure (the graph with its data as inputs,
-        :mod:`bayescal._structure`): the first fit of a structure compiles (several seconds),
-        a later fit of the same structure, on other data of the same shape, does not
-        (``bench/run.py`` prints both).
+        :mod:`bayescal._structure`): the first fit of a structure in a process compiles, a
+        later fit of the same structure, on other data (observed arrays of any length), does
+        not (``bench/run.py`` prints both). Its native callbacks are cached on disk in
+        PyTensor's numba cache (:mod:`bayescal._nutpie_numba`), so a new process compiles
+        only PyTensor's part of a structure an earlier process compiled.
     target_accept : float
         NUTS target acceptance rate.
     progressbar : bool, optional
