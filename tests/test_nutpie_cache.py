@@ -107,6 +107,30 @@ def test_callbacks_are_found_on_disk_and_compute_pymcs_log_density():
     # nutpie's codes: a gradient that is not finite, a vector of another length
     assert _logp(first, np.full(first.n_dim, 1e300))[0] == 3
     assert _logp(first, np.zeros(first.n_dim + 1), dim=first.n_dim + 1)[0] == -1
+    # with PyTensor's numba cache off there is no key: the callbacks are not cached either
+    assert _nutpie_numba._inner_key(first.logp_func) is not None
+    with pytensor.config.change_flags(numba__cache=False):
+        assert _nutpie_numba._inner_key(first.logp_func) is None
+
+
+def test_a_data_table_of_another_layout_is_refused_before_compiling(monkeypatch):
+    """The callbacks read nutpie's data table by position; a nutpie whose table is laid out
+    otherwise (here: aligned fields) is refused, and fitting then uses nutpie's own compile.
+    Catches a missing layout check (callbacks reading addresses that are not there)."""
+    from nutpie import compile_pymc
+
+    from bayescal import _nutpie_numba
+
+    original = compile_pymc.make_user_data
+
+    def aligned(keys, data):
+        table = original(keys, data)
+        return np.zeros((), dtype=np.dtype([("flag", np.uint8), *table.dtype.descr],
+                                            align=True))
+
+    monkeypatch.setattr(compile_pymc, "make_user_data", aligned)
+    with pytest.raises(_nutpie_numba.Unsupported, match="table"):
+        _nutpie_numba.compile_model(_model())
 
 
 _SECOND_PROCESS = """
