@@ -235,10 +235,13 @@ def compile_model(model: Any) -> Any:
         versions = tuple(version(p) for p in ("numba", "llvmlite", "pytensor", "pymc", "nutpie"))
         key = hashlib.sha256(repr((_FORMAT, logp_source, expand_source, inner_keys,
                                    versions)).encode()).hexdigest()
-    logp = _callback(logp_source, "bayescal_nutpie_logp", logp_fn.vm.jit_fn,
-                     _LOGP_SIGNATURE, None if key is None else f"bayescal_logp_{key}")
-    expand = _callback(expand_source, "bayescal_nutpie_expand", expand_fn.vm.jit_fn,
-                       _EXPAND_SIGNATURE, None if key is None else f"bayescal_expand_{key}")
+    try:
+        logp = _callback(logp_source, "bayescal_nutpie_logp", logp_fn.vm.jit_fn,
+                         _LOGP_SIGNATURE, None if key is None else f"bayescal_logp_{key}")
+        expand = _callback(expand_source, "bayescal_nutpie_expand", expand_fn.vm.jit_fn,
+                           _EXPAND_SIGNATURE, None if key is None else f"bayescal_expand_{key}")
+    except numba.core.errors.NumbaError as err:  # data of a type the callbacks cannot view
+        raise Unsupported(f"the callbacks do not compile: {err}") from err
     dims, coords = prepare(model, shape_info, reparameterized)
     return compiled_type(
         _n_dim=n_dim, dims=dims, _coords=coords,
