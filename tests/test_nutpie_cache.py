@@ -53,6 +53,35 @@ def _cache_files(compiled) -> list[Path]:
     return [p for key in keys for p in NUMBA_CACHE_PATH.glob(f"*{key}*")]
 
 
+def _assert_pymcs_numbers(compiled, model, rng: np.random.Generator) -> None:
+    """The compiled callbacks give PyMC's log density (with the Jacobian), its gradient and
+    every reported variable of ``model`` at three random points."""
+    import pytensor
+
+    names, slices, shapes = compiled.shape_info
+    free = model.value_vars
+    logp = model.logp()
+    fn = pytensor.function(free, [logp, *pytensor.grad(logp, free),
+                                  *model.unobserved_value_vars],
+                           mode="FAST_COMPILE", on_unused_input="ignore")
+    for _ in range(3):
+        x = rng.normal(size=compiled.n_dim)
+        value, *rest = fn(*[x[s].reshape(shape) for s, shape in
+                            zip(slices[:len(free)], shapes[:len(free)], strict=True)])
+        grad, values = rest[:len(free)], rest[len(free):]
+        code, got, got_grad = _logp(compiled, x)
+        assert code == 0
+        np.testing.assert_allclose(got, value, rtol=1e-12)
+        np.testing.assert_allclose(got_grad, np.concatenate([g.ravel() for g in grad]),
+                                   rtol=1e-10, atol=1e-10)
+        code, expanded = _expand(compiled, x)
+        by_name = {n: expanded[s].reshape(shape)
+                   for n, s, shape in zip(names, slices, shapes, strict=True)}
+        assert code == 0
+        for var, want in zip(model.unobserved_value_vars, values, strict=True):
+            np.testing.assert_allclose(by_name[var.name], want, rtol=1e-12)
+
+
 def test_callbacks_are_found_on_disk_and_compute_pymcs_log_density():
     """A second compile of one structure loads both callbacks from the disk cache (counted by
     numba's cache hits) instead of compiling them, and both give PyMC's log density,
@@ -80,30 +109,9 @@ def test_callbacks_are_found_on_disk_and_compute_pymcs_log_density():
     second = second.with_data(**{var.name: value for var, value in zip(own, other, strict=True)
                                  if var in second.shared_var_keys})
 
-    names, slices, shapes = second.shape_info
     rng = np.random.default_rng(3)
     for compiled, source in ((first, model), (second, fewer)):
-        free = source.value_vars
-        logp = source.logp()
-        fn = pytensor.function(free, [logp, *pytensor.grad(logp, free),
-                                      *source.unobserved_value_vars],
-                               mode="FAST_COMPILE", on_unused_input="ignore")
-        for _ in range(3):
-            x = rng.normal(size=compiled.n_dim)
-            value, *rest = fn(*[x[s].reshape(shape) for s, shape in
-                                zip(slices[:len(free)], shapes[:len(free)], strict=True)])
-            grad, values = rest[:len(free)], rest[len(free):]
-            code, got, got_grad = _logp(compiled, x)
-            assert code == 0
-            np.testing.assert_allclose(got, value, rtol=1e-12)
-            np.testing.assert_allclose(got_grad, np.concatenate([g.ravel() for g in grad]),
-                                       rtol=1e-10, atol=1e-10)
-            code, expanded = _expand(compiled, x)
-            by_name = {n: expanded[s].reshape(shape)
-                       for n, s, shape in zip(names, slices, shapes, strict=True)}
-            assert code == 0
-            for var, want in zip(source.unobserved_value_vars, values, strict=True):
-                np.testing.assert_allclose(by_name[var.name], want, rtol=1e-12)
+        _assert_pymcs_numbers(compiled, source, rng)
     # nutpie's codes: a gradient that is not finite, a vector of another length
     assert _logp(first, np.full(first.n_dim, 1e300))[0] == 3
     assert _logp(first, np.zeros(first.n_dim + 1), dim=first.n_dim + 1)[0] == -1
@@ -209,3 +217,25 @@ def test_a_fit_on_more_cells_reuses_the_compiled_model_and_draws_as_a_fresh_comp
     fresh = bc.fit(many, **options)
     np.testing.assert_array_equal(cached["posterior"]["ability"].values,
                                   fresh["posterior"]["ability"].values)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["judge_discrimination_btl", "order_effect_btl",
+                                  "low_rank_judges", "human_calibration", "misclassification",
+                                  "score_calibration"])
+def test_every_models_callbacks_give_pymcs_numbers(stem):
+    """For every registered model (its registered simulation), the callbacks compiled here
+    give PyMC's log density, gradient and reported variables. Catches data of another dtype
+    or rank viewed wrongly (matrices, scalars, booleans), which the BTL model alone does not
+    have. (One compile per model: slow.)"""
+    from bayescal import _nutpie_numba, fitting, registry
+
+    entry = registry.get(stem)
+    model = entry.build(entry.simulation.draw(random_seed=1),
+                        **entry.options_for("build", entry.contract.options))
+    copy = fitting._shared_copy(model)
+    found = fitting._nutpie_structure(copy)
+    assert found is not None
+    for i, var in enumerate(found.data):
+        var.name = f"bayescal_data_{i}"
+    _assert_pymcs_numbers(_nutpie_numba.compile_model(copy), copy, np.random.default_rng(5))
