@@ -100,9 +100,11 @@ def fit(
         aggregated BTL models (``bench/judge_discrimination_btl.py``, 17,820 cells, 4 x 1000
         draws: 32 s against 39 s for PyMC's sampler, faster in most runs on a shared machine).
         Its compiled model is kept per model structure (the graph with its data as inputs,
-        :mod:`bayescal._structure`): the first fit of a structure compiles (several seconds),
-        a later fit of the same structure, on other data of the same shape, does not
-        (``bench/run.py`` prints both).
+        :mod:`bayescal._structure`): the first fit of a structure in a process compiles, a
+        later fit of the same structure, on other data (observed arrays of any length), does
+        not (``bench/run.py`` prints both). Its native callbacks are cached on disk in
+        PyTensor's numba cache (:mod:`bayescal._nutpie_numba`), so a new process compiles
+        only PyTensor's part of a structure an earlier process compiled.
     target_accept : float
         NUTS target acceptance rate.
     progressbar : bool, optional
@@ -484,19 +486,33 @@ def _shared_copy(model: pm.Model) -> pm.Model | None:
 
     The copy's data (``pm.Data``, coordinate lengths, and the array constants of the model's
     graph such as observed counts, which become shared here) never alias the caller's, so
-    they can be overwritten. None when PyMC cannot copy the model (initial values set).
+    they can be overwritten. An observed array becomes a shared variable of unknown length
+    (as ``pm.Data`` are), so that nothing compiled from the copy fixes the number of cells
+    and one compiled model serves data of any length; a constant read elsewhere keeps its
+    static shape. None when PyMC cannot copy the model (initial values set).
     """
-    from pymc.model.fgraph import fgraph_from_model, model_from_fgraph
+    from pymc.model.fgraph import ModelObservedRV, fgraph_from_model, model_from_fgraph
 
     if any(v is not None for v in model.rvs_to_initial_values.values()):
         return None
     fgraph, memo = fgraph_from_model(model)  # copies the shared variables
     constants = [v for v in ancestors(_model_variables(model))
                  if isinstance(v, Constant) and is_data(v)]
-    shared = {memo.get(v, v): pytensor.shared(np.array(v.data), name=f"bayescal_data_{i}",
-                                              shape=v.type.shape)
-              for i, v in enumerate(constants)}
-    fgraph.replace_all(list(shared.items()), import_missing=True)
+    for i, constant in enumerate(constants):
+        old = memo.get(constant, constant)
+        clients = fgraph.clients.get(old, [])
+        # only PyMC's marker of an observed variable reads it, as its data: the marker's
+        # output has the random variable's type, not the data's, so nothing downstream
+        # carries the data's length
+        observed = bool(clients) and all(
+            isinstance(node.op, ModelObservedRV) and k == 1 for node, k in clients)
+        new = pytensor.shared(np.array(constant.data), name=f"bayescal_data_{i}",
+                              shape=(None,) * constant.ndim if observed else constant.type.shape)
+        if observed:
+            for node, k in list(clients):
+                fgraph.change_node_input(node, k, new, import_missing=True, check=False)
+        else:
+            fgraph.replace(old, new, import_missing=True)
     return model_from_fgraph(fgraph, mutate_fgraph=True)
 
 
@@ -540,14 +556,20 @@ def _nutpie_structure(model: pm.Model) -> Structure | None:
 
 
 def _compile_nutpie(copy: pm.Model, found: Structure) -> _Nutpie:
-    """nutpie's compiled model of ``copy`` (from :func:`_shared_copy`)."""
+    """nutpie's compiled model of ``copy`` (from :func:`_shared_copy`), its native callbacks
+    cached on disk across processes (:mod:`bayescal._nutpie_numba`)."""
     import nutpie
+
+    from bayescal._nutpie_numba import Unsupported, compile_model
 
     for i, var in enumerate(found.data):
         # nutpie's with_data finds data by name; the copy's names need not be unique (a
         # coordinate length and a pm.Data can share one), and the copy is private
         var.name = f"bayescal_data_{i}"
-    compiled = nutpie.compile_pymc_model(copy, backend="numba")
+    try:
+        compiled = compile_model(copy)  # its native callbacks from the disk cache
+    except Unsupported:
+        compiled = nutpie.compile_pymc_model(copy, backend="numba")
     if not set(compiled.shared_var_keys) <= set(found.data):
         raise Uncacheable("nutpie reads shared variables that are not the copy's data")
     return _Nutpie(compiled, copy, found.data)

@@ -18,8 +18,10 @@ MAP                    bc.fit(model, "map"), demo model (12 models, 6   ≤ 0.5 
                        judges, 18 parameters): first call in a fresh    disk cache), ≤ 0.1 s
                        process, repeat, new model of one structure      repeat; twin MLE
 NUTS                   bc.fit nutpie 4 x 1000, 45 x 18 / 1M verdicts:   ≤ 25 s, same ESS
-                       first fit (compiles) and a second fit of the
-                       same structure (new data, no recompilation)
+                       first fit (compiles; nutpie's native callbacks
+                       from the disk cache after the first run) and a
+                       second fit of the same structure (new data, no
+                       recompilation)
 judge-aware MLE        twin fit + Wald at 1M verdicts, 18 judges, 20 /  choix
                        45 / 100 / 300 / 1000 models; plain BT twin;     ilsr_pairwise_dense;
                        one BLAS thread, least CPU time of 3 runs; a     Arena-style BT with
