@@ -46,6 +46,10 @@ __all__ = ["Unsupported", "compile_model"]
 
 # bumped when the callbacks' calling convention with nutpie changes
 _FORMAT = 1
+# the nutpie releases whose callback signature and private pieces this module was checked
+# against: native code called with another signature reads memory that is not there (a crash
+# or wrong numbers, not an exception), so any other release takes nutpie's own compile
+_CHECKED_NUTPIE = ("0.16.",)
 
 
 class Unsupported(Exception):
@@ -185,6 +189,10 @@ def compile_model(model: Any) -> Any:
     """
     from pymc.initial_point import make_initial_point_fn
 
+    release = version("nutpie")
+    if not release.startswith(_CHECKED_NUTPIE):
+        raise Unsupported(f"nutpie {release} is not a release these callbacks were checked "
+                          f"against ({', '.join(r + 'x' for r in _CHECKED_NUTPIE)})")
     try:
         from nutpie import compile_pymc as pieces
         make_functions, lock = pieces._make_functions, pieces._wrap_with_lock

@@ -141,6 +141,18 @@ def test_a_data_table_of_another_layout_is_refused_before_compiling(monkeypatch)
         _nutpie_numba.compile_model(_model())
 
 
+def test_an_unchecked_nutpie_release_is_refused(monkeypatch):
+    """The callbacks' C signature is nutpie's private convention; a release they were not
+    checked against takes nutpie's own compile. Catches a missing release gate (a new nutpie
+    calling the cached native code with another signature: a crash, or wrong numbers)."""
+    from bayescal import _nutpie_numba
+
+    monkeypatch.setattr(_nutpie_numba, "version",
+                        lambda name: "0.17.0" if name == "nutpie" else "1.0")
+    with pytest.raises(_nutpie_numba.Unsupported, match="0.17.0"):
+        _nutpie_numba.compile_model(_model())
+
+
 _SECOND_PROCESS = """
 import json, time
 from tests.test_nutpie_cache import _model
