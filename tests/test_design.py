@@ -311,6 +311,52 @@ def test_study_adaptive_comparisons_are_narrower_at_the_same_budget():
     assert table.loc["random", "verdict"] == "holds"
 
 
+def test_learned_ability_scale_is_a_half_normal_on_the_zero_sum_prior_scale(leaderboard):
+    """The prior after adaptive comparisons, ``Priors(ability_sd=None, ability_scale_sd=2)``:
+    the model's log density, as the scale moves with the abilities held, changes by
+    log HalfNormal(τ; 2) + Σ log N(z; 0, τ) over the n − 1 Helmert coordinates z of s (scipy).
+    Catches a scale that is ignored (the fixed ability_sd used), a half-normal of the wrong
+    width, and a ZeroSumNormal counting n rather than n − 1 free coordinates."""
+    from scipy import stats
+
+    from bayescal.basis import zero_sum_basis
+    from bayescal.models import judge_discrimination_btl as mj
+
+    data = Comparisons.from_frame(pd.read_csv(ROOT / "tests" / "data" / "verdicts.csv"))
+    model = mj.build(data, priors=mj.Priors(ability_sd=None, ability_scale_sd=2.0))
+    logp = model.compile_logp(jacobian=False)
+    ability = model.compile_fn(model.replace_rvs_by_values([model["ability"]])[0],
+                               inputs=model.value_vars, on_unused_input="ignore")
+    point = model.initial_point()
+    point["ability_zerosum__"] = np.random.default_rng(0).normal(
+        size=point["ability_zerosum__"].shape)
+    z = zero_sum_basis(data.n_items).T @ ability(point)
+
+    def expected(tau: float) -> float:
+        return stats.halfnorm.logpdf(tau, scale=2.0) + stats.norm.logpdf(z, scale=tau).sum()
+
+    values = {}
+    for tau in (0.5, 1.7):
+        point["ability_scale_log__"] = np.log(tau)
+        values[tau] = logp(point)
+    np.testing.assert_allclose(values[1.7] - values[0.5], expected(1.7) - expected(0.5),
+                               rtol=1e-10)
+
+
+def test_learned_ability_scale_is_refused_where_it_cannot_be_used():
+    """Catches two scales given for one prior (ability_sd kept at its default beside
+    ability_scale_sd) and a twin that would silently fit the fixed ability_sd instead of the
+    learned scale it was handed."""
+    from bayescal.frequentist import judge_discrimination_btl as jd
+    from bayescal.models import judge_discrimination_btl as mj
+
+    with pytest.raises(ValueError, match="ability_sd=None"):
+        mj.Priors(ability_scale_sd=2.0)
+    data = Comparisons.from_frame(pd.read_csv(ROOT / "tests" / "data" / "verdicts.csv"))
+    with pytest.raises(ValueError, match="NUTS"):
+        jd.fit(data, penalty=mj.Priors(ability_sd=None, ability_scale_sd=2.0))
+
+
 # ------------------------------------------------------------------------- anchors
 def test_anchor_information_reproduces_the_fits_expected_information():
     """Σ_j n_j I_j, inverted and carried to the calibrated means, is the twin's expected-
