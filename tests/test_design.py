@@ -357,6 +357,44 @@ def test_learned_ability_scale_is_refused_where_it_cannot_be_used():
         jd.fit(data, penalty=mj.Priors(ability_sd=None, ability_scale_sd=2.0))
 
 
+def test_study_posterior_by_importance_sampling_is_the_normal_limit_with_many_verdicts():
+    """The design study's exact-posterior columns (importance sampling from a t proposal at the
+    penalised mode): with 400 verdicts per pair the posterior is close to normal, so its 95 %
+    ends are the Laplace ends ŝ ± 1.96 se within 4 % of the width. Catches weights that are
+    dropped (the proposal's t quantiles are 18 % wider), a weight of the wrong sign, and ends
+    taken at the wrong quantiles."""
+    import warnings
+
+    sys.path.insert(0, str(ROOT / "validation"))
+    try:
+        import design_comparisons as dc
+    finally:
+        sys.path.pop(0)
+    from bayescal.frequentist import judge_discrimination_btl as jd
+    from bayescal.models.judge_discrimination_btl import Priors
+
+    rng = np.random.default_rng(3)
+    n_items, n = 8, 11200
+    s = rng.normal(size=n_items)
+    s -= s.mean()
+    i = rng.integers(0, n_items, n)
+    j = (i + rng.integers(1, n_items, n)) % n_items
+    k = rng.integers(0, 2, n)
+    y = dc._collect(rng, s, np.array([1.5, 1 / 1.5]), i, j, k)
+    items, judges = [f"m{t}" for t in range(n_items)], ["j0", "j1"]
+    data = Comparisons.from_codes(items, judges, judge=k, item_a=i, item_b=j, outcome=y)
+    lo, hi, ess = dc._posterior_intervals(data, i, j, k, y, items, judges, (2.0,), rng, m=8000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = jd.fit(data, information="observed",
+                     penalty=Priors(ability_sd=2.0, discrimination_sd=dc.DISCRIMINATION_SD))
+    centre, se = dc._contrasts(est, items)
+    assert ess > 2000
+    width = 2 * dc.Z * se
+    np.testing.assert_array_less(np.abs(lo - (centre - dc.Z * se)), 0.04 * width)
+    np.testing.assert_array_less(np.abs(hi - (centre + dc.Z * se)), 0.04 * width)
+
+
 # ------------------------------------------------------------------------- anchors
 def test_anchor_information_reproduces_the_fits_expected_information():
     """Σ_j n_j I_j, inverted and carried to the calibrated means, is the twin's expected-

@@ -137,8 +137,10 @@ def _weighted_draws(data, cells, n_c, wins, items, judges, sd, rng, m):
 
 def _posterior_intervals(data, i, j, k, y, items, judges, scales, rng, m=2000, m_grid=800):
     """Equal-tailed 95 % posterior intervals of every contrast, by importance sampling (checked
-    against nutpie's NUTS on one adaptive replicate: the ends agreed to 0.013 on average, for a
-    posterior sd of 0.27). Several ``scales`` pool their weighted draws, each point weighted by
+    against nutpie's NUTS of the PyMC model on one adaptive replicate each: at ability_sd 1 the
+    ends agreed to 0.013 on average for a posterior sd of 0.27, with the learned scale
+    (``Priors(ability_sd=None, ability_scale_sd=2)``) to 0.014 for 0.26, and the mean
+    half-widths to 0.001). Several ``scales`` pool their weighted draws, each point weighted by
     the half-normal prior's mass on the log grid (``m_grid`` draws at each). Returns (lower, upper, effective sample size)."""
     cells, inverse = np.unique(np.stack([i, j, k], axis=1), axis=0, return_inverse=True)
     n_c = np.bincount(inverse.ravel(), minlength=len(cells)).astype(float)
