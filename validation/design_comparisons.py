@@ -32,11 +32,21 @@ that half and the fit of everything else are combined by a fixed-weight standard
 MLE's on the same verdicts. A replicate whose held-out half or rest has no MLE is refused
 (``refused``).
 
+``--posterior`` adds, on the same verdicts, the penalised twin's Laplace intervals
+(``coverage_laplace_sd1``, ``_sd2``: ability_sd 1, the simulation's truth, and 2, the model's
+default) and the exact posterior's equal-tailed intervals by importance sampling
+(``coverage_posterior_sd1``, ``_sd2`` and ``_learned``: the scale learned under
+``Priors(ability_sd=None, ability_scale_sd=2)``), each with its ``mean_se_*`` (half-width / z),
+``verdict_*`` and ``budget_saved_*`` against random verdicts at the same interval. An
+ignorable design leaves the posterior unchanged, so with the true prior it covers whatever the
+design; the learned scale is the remedy that does not need the truth.
+
 Run::
 
     python validation/design_comparisons.py            # 200 replicates, every row
     python validation/design_comparisons.py --reps 400 --only 1 2 3 6   # the card's table
     python validation/design_comparisons.py --reps 300 --only 7          # a split row
+    python validation/design_comparisons.py --reps 100 --only 1 2 --posterior  # the remedy
     python validation/design_comparisons.py --quick    # 40 replicates (CI)
 """
 
