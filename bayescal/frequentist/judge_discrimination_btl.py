@@ -834,11 +834,12 @@ def fit(
         raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
     if penalty is not None:
         if getattr(penalty, "ability_scale_sd", None) is not None:
-            # the penalty is a fixed Gaussian; the learned scale's joint mode is degenerate
+            # the penalty is a fixed Gaussian; the learned scale's joint density is unbounded
             raise ValueError(
                 "penalty.ability_scale_sd learns the abilities' scale, which the penalised fit "
-                "cannot (the joint mode runs the scale to 0): fit the PyMC model by NUTS, or "
-                "give the penalty a fixed ability_sd")
+                "cannot (the joint density grows without bound as the scale and the abilities "
+                "shrink to 0): fit the PyMC model by NUTS, or give the penalty a fixed "
+                "ability_sd")
         # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)

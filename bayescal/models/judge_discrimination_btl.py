@@ -64,8 +64,9 @@ class Priors:
     ability_scale_sd : float or None
         Learn the abilities' scale instead of fixing it: ``ability_scale ~ HalfNormal(this)`` and
         ``ability ~ ZeroSumNormal(ability_scale)``, with ``ability_sd=None`` (refused
-        otherwise: two scales for one prior). For NUTS (its MAP is degenerate, the scale
-        running to 0). After comparisons chosen adaptively from a first fit
+        otherwise: two scales for one prior). For NUTS: the joint density grows without
+        bound as the scale and the abilities shrink to 0 together, so a MAP is at best a local
+        mode. After comparisons chosen adaptively from a first fit
         (:func:`bayescal.design.next_comparisons`) this posterior's intervals kept their level
         where a fixed scale's did not (``models/design.md``). ``None`` (default): the fixed
         ``ability_sd``.
