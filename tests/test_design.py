@@ -395,6 +395,26 @@ def test_study_posterior_by_importance_sampling_is_the_normal_limit_with_many_ve
     np.testing.assert_array_less(np.abs(hi - (centre + dc.Z * se)), 0.04 * width)
 
 
+@pytest.mark.slow
+def test_study_posterior_columns_run_and_are_judged():
+    """validation/design_comparisons.py --posterior on 4 replicates: every posterior and Laplace
+    column has its verdict and a saving (0 for random verdicts), and the importance sampler
+    keeps an effective sample of hundreds of draws (catches a column left without its band and
+    a proposal far from the posterior, whose weights collapse onto a few draws)."""
+    sys.path.insert(0, str(ROOT / "validation"))
+    try:
+        import design_comparisons as dc
+    finally:
+        sys.path.pop(0)
+    names = list(dc.DESIGNS)
+    table = dc.run(4, only=[names[0], names[2]], posterior=True)
+    for name in ("laplace_sd1", "laplace_sd2", "posterior_sd1", "posterior_sd2",
+                 "posterior_learned"):
+        assert set(table[f"verdict_{name}"]) <= {"holds", "under", "over"}
+        assert table.loc["random", f"budget_saved_{name}"] == 0
+    assert (table.filter(like="ess_") > 300).all().all()
+
+
 # ------------------------------------------------------------------------- anchors
 def test_anchor_information_reproduces_the_fits_expected_information():
     """Σ_j n_j I_j, inverted and carried to the calibrated means, is the twin's expected-
