@@ -1570,9 +1570,12 @@ def _next(args: argparse.Namespace) -> int:
           f"{(table['chosen'] == 'random').sum()} drawn at random, --explore {args.explore}). "
           "Fill in the outcome column, append the rows to the verdicts and fit again. After an "
           "adaptive choice from a first fit of a few verdicts per pair, a judge-aware "
-          "leaderboard's Wald intervals cover about two points less than their level, less "
-          "as the verdicts grow (--explore 1, random verdicts, keeps it; "
-          "validation/design_comparisons.py in the bayescal repository).",
+          "leaderboard's Wald intervals (and a fixed prior's posterior) cover about two points "
+          "less than their level, less as the verdicts grow; the NUTS posterior with the "
+          "abilities' scale learned keeps it (in Python: bayescal.models."
+          "judge_discrimination_btl.Priors(ability_sd=None, ability_scale_sd=2); bayescal fit "
+          "has no flag for it), and so does --explore 1 (random verdicts). Evidence: "
+          "validation/design_comparisons.py in the bayescal repository.",
           file=sys.stderr)
     return 0
 

@@ -88,6 +88,13 @@ when the first fit rests on a few verdicts per pair (``validation/design_compari
 same greedy steps taken at the true abilities cover). The loss is a small-sample one: with four
 times the verdicts the default design held its level and the greedy one lost 0.9 points, with
 sixteen times both held (``--scale 4``, ``--scale 16``).
+The posterior, being the same function of the verdicts, covers on average over its prior
+whatever the design; the guarantee needs a prior that matches the spread of the abilities.
+With the abilities' scale learned (``Priors(ability_sd=None, ability_scale_sd=2)`` of
+:mod:`bayescal.models.judge_discrimination_btl`, by NUTS) its 95 % intervals held after the
+default and the greedy designs (0.946 both at 300 replicates, random verdicts 0.943), while
+a fixed prior of sd 2 lost 1.3 and 1.9 points after them and the penalised twin's Laplace
+intervals up to 2.8 (``--posterior`` columns of the study).
 Choosing from a held-out half of the verdicts and combining its fit with the fit of the rest by
 a fixed-weight standardised sum (the batched standardisation of Zhang, Janson & Murphy 2020,
 arXiv:2002.03217) removes that dependence, but not the small-sample bias of each part's MLE,
@@ -421,7 +428,10 @@ def next_comparisons(
         steps at the true abilities. Mixing in random verdicts narrows the loss but does not
         remove it; only ``explore=1`` (random verdicts) keeps the level there. The loss
         shrinks as the first fit rests on more verdicts (at four times as many, 0.945 at the
-        default, inside the band).
+        default, inside the band). What holds after any of these designs is the posterior of
+        the model with the abilities' scale learned, fitted by NUTS
+        (``Priors(ability_sd=None, ability_scale_sd=2)``): 0.946 at the default and greedy,
+        0.943 random (300 replicates), with 291 and 341 of 1000 verdicts saved.
     random_seed : int or Generator, optional
         Seed of the random part.
 

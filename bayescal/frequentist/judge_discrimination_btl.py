@@ -812,7 +812,8 @@ def fit(
         Add the log density of the Bayesian model's priors (Gaussian on the sum-zero
         coordinates); the optimum is then the MAP of
         :func:`bayescal.models.judge_discrimination_btl.build` with those priors, and the
-        covariance includes the prior precision. ``None`` gives the MLE.
+        covariance includes the prior precision. ``None`` gives the MLE. A learned scale
+        (``ability_scale_sd``) is refused.
     scale : {"log", "natural"}
         Scale of the Wald interval for γ. ``"log"`` (default): interval kind ``wald-log``,
         γ̂·exp(±z·se/γ̂), positive and asymmetric like the likelihood. ``"natural"``:
@@ -873,6 +874,13 @@ def fit(
     if scale not in ("log", "natural"):
         raise ValueError(f"scale must be 'log' or 'natural', got {scale!r}")
     if penalty is not None:
+        if getattr(penalty, "ability_scale_sd", None) is not None:
+            # the penalty is a fixed Gaussian; the learned scale's joint density is unbounded
+            raise ValueError(
+                "penalty.ability_scale_sd learns the abilities' scale, which the penalised fit "
+                "cannot (the joint density grows without bound as the scale and the abilities "
+                "shrink to 0): fit the PyMC model by NUTS, or give the penalty a fixed "
+                "ability_sd")
         # a duck-typed penalty bypasses Priors' own check; squaring would hide a negative sd
         check_prior_sd("ability_sd", penalty.ability_sd)
         check_prior_sd("discrimination_sd", penalty.discrimination_sd)

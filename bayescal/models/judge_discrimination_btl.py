@@ -61,6 +61,15 @@ class Priors:
         σ of ``ability ~ ZeroSumNormal(σ)`` on the logit scale (2: a 95% prior range of about
         ±4 logits between an item and the average). ``None`` is a flat prior on the sum-zero
         subspace (improper: for MAP = MLE, not for NUTS).
+    ability_scale_sd : float or None
+        Learn the abilities' scale instead of fixing it: ``ability_scale ~ HalfNormal(this)`` and
+        ``ability ~ ZeroSumNormal(ability_scale)``, with ``ability_sd=None`` (refused
+        otherwise: two scales for one prior). For NUTS: the joint density grows without
+        bound as the scale and the abilities shrink to 0 together, so a MAP is at best a local
+        mode. After comparisons chosen adaptively from a first fit
+        (:func:`bayescal.design.next_comparisons`) this posterior's intervals kept their level
+        where a fixed scale's did not (``models/design.md``). ``None`` (default): the fixed
+        ``ability_sd``.
     discrimination_sd : float or None
         σ of ``log_discrimination ~ ZeroSumNormal(σ)`` (1: discriminations within a factor of
         about 7 of the geometric mean a priori). ``None`` is flat.
@@ -90,10 +99,17 @@ class Priors:
     feature_effect_sd: float | None = 1.0
     feature_pooling: str = "none"
     feature_pooling_sd: float = 0.5
+    ability_scale_sd: float | None = None
 
     def __post_init__(self) -> None:
         # checked here, not inside PyMC or by the twin (which squares the sd)
         check_prior_sd("ability_sd", self.ability_sd)
+        check_prior_sd("ability_scale_sd", self.ability_scale_sd)
+        if self.ability_scale_sd is not None and self.ability_sd is not None:
+            raise ValueError(
+                f"ability_scale_sd={self.ability_scale_sd} learns the abilities' scale, "
+                f"ability_sd={self.ability_sd} fixes it: give ability_sd=None with "
+                "ability_scale_sd")
         check_prior_sd("discrimination_sd", self.discrimination_sd)
         check_prior_sd("tie_sd", self.tie_sd)
         check_prior_sd("feature_effect_sd", self.feature_effect_sd)
@@ -214,7 +230,11 @@ def build(
         item_j = pm.Data("item_j", cells.item_j, dims="cell")
         count = pm.Data("count", cells.count, dims="cell")
         judge = pm.Data("judge_code", cells.judge, dims="cell")
-        ability = _zero_sum("ability", priors.ability_sd, "item", cells.n_items)
+        if priors.ability_scale_sd is not None:
+            scale = pm.HalfNormal("ability_scale", sigma=priors.ability_scale_sd)
+            ability = pm.ZeroSumNormal("ability", sigma=scale, dims="item")
+        else:
+            ability = _zero_sum("ability", priors.ability_sd, "item", cells.n_items)
         eta = ability[item_i] - ability[item_j]
         if weighted:
             log_disc = _zero_sum("log_discrimination", priors.discrimination_sd, "judge",
