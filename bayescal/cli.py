@@ -705,6 +705,11 @@ def _refuse_for_method(args: argparse.Namespace, entry: registry.Entry) -> None:
                      else "the PyMC model (--method map or nuts)")
             raise _UsageError(f"{opt.flag} does not apply to --method {method}: it is an option "
                               f"of {where}", prog)
+    if method == "map" and getattr(args, "opt_ability_scale_sd", None) is not None:
+        raise _UsageError("--ability-scale-sd does not apply to --method map: with the "
+                          "abilities' scale learned the joint density grows without bound as "
+                          "the scale and the abilities shrink together, so a MAP is at best a "
+                          "local mode; use --method nuts", prog)
     if method != "nuts":
         typed = [f for f in ("draws", "tune", "chains", "sampler", "no_progress")
                  if getattr(args, f) is not None]
@@ -1572,9 +1577,8 @@ def _next(args: argparse.Namespace) -> int:
           "adaptive choice from a first fit of a few verdicts per pair, a judge-aware "
           "leaderboard's Wald intervals (and a fixed prior's posterior) cover about two points "
           "less than their level, less as the verdicts grow; the NUTS posterior with the "
-          "abilities' scale learned keeps it (in Python: bayescal.models."
-          "judge_discrimination_btl.Priors(ability_sd=None, ability_scale_sd=2); bayescal fit "
-          "has no flag for it), and so does --explore 1 (random verdicts). Evidence: "
+          "abilities' scale learned keeps it (bayescal fit judge-discrimination-btl ... --method "
+          "nuts --ability-scale-sd 2), and so does --explore 1 (random verdicts). Evidence: "
           "validation/design_comparisons.py in the bayescal repository.",
           file=sys.stderr)
     return 0

@@ -372,6 +372,10 @@ _TIES = Option("ties", str, "half", "tie model of the PyMC model and of the twin
                "win each way; davidson: Davidson 1970, a tie parameter per judge)",
                ("build", "fit", "loglik"), ("half", "davidson"))
 _PAIR_KEYS = ("judge_pair", "pair")
+_ABILITY_SCALE = Option("ability_scale_sd", float, None, "learn the abilities' scale, "
+                        "ability_scale ~ HalfNormal(S) (the posterior that keeps its level "
+                        "after bayescal next's adaptive choice; read it by --method nuts)",
+                        ("build",))
 _DIAL = Paper("the DIAL authors", 2026, "Position-Debiased LLM Judges with Adaptive Human "
               "Preference Calibration", code="JinHongDu-Lab/DIAL")
 _CHEN = Paper("Chen, Lu, Li, Guo, Li", 2026, "Efficient Inference for Noisy LLM-as-a-Judge "
@@ -397,6 +401,7 @@ ENTRIES: Mapping[str, Entry] = MappingProxyType({e.stem: e for e in (
                    "positive; natural: the paper's)", ("fit",), ("log", "natural"),
                    cli="discrimination-scale"),
             _TIES,
+            _ABILITY_SCALE,
         ),
         simulation=Simulation(_simulate_judge_discrimination,
                               MappingProxyType({"default": {}, "frame": {"as_frame": True}})),

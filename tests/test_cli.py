@@ -580,6 +580,8 @@ def test_a_flag_of_another_model_is_refused(model, argv, flag, verdicts_csv, no_
     (["--method", "map", "--seed", "3"], "--seed"),
     (["--method", "mle", "--sampler", "pymc"], "--sampler"),
     (["--method", "mle", "--discrimination-scale", "wide"], "--discrimination-scale"),
+    (["--method", "mle", "--ability-scale-sd", "2"], "--ability-scale-sd"),
+    (["--method", "map", "--ability-scale-sd", "2"], "--ability-scale-sd"),
 ])
 def test_a_flag_the_method_does_not_use_is_refused(argv, named, verdicts_csv, no_fitting,
                                                    capsys):
@@ -607,6 +609,29 @@ def test_model_options_reach_the_twin(verdicts_csv, tmp_path):
         pd.testing.assert_series_equal(got["upper"], want["upper"], check_names=False)
         assert load_run(out).meta["options"] == {"discrimination": True, "scale": "log",
                                                  "ties": "half", **kwargs}
+
+
+def test_ability_scale_flag_builds_the_learned_scale(verdicts_csv):
+    """--ability-scale-sd S is build's ability_scale_sd: the abilities' scale becomes a free
+    variable with a HalfNormal(S) prior (the posterior to read after bayescal next), and a
+    second, different value in priors is refused rather than one of them ignored. Catches the
+    option dropped on its way to the model, or the fixed ability_sd left in place."""
+    import scipy.stats
+
+    from bayescal.data import Comparisons
+    from bayescal.models import judge_discrimination_btl as jdm
+
+    frame = pd.read_csv(verdicts_csv)
+    data = Comparisons.from_frame(frame, item_a="model_a", item_b="model_b", outcome="winner")
+    model = registry.get("judge_discrimination_btl").build(data, ability_scale_sd=2.0)
+    assert "ability_scale" in model.named_vars
+    logp = model.compile_logp(vars=[model["ability_scale"]], jacobian=False)
+    point = model.initial_point()
+    point["ability_scale_log__"] = np.log(0.7)
+    assert logp(point) == pytest.approx(scipy.stats.halfnorm(scale=2.0).logpdf(0.7))
+    with pytest.raises(ValueError, match="disagree"):
+        jdm.build(data, ability_scale_sd=2.0,
+                  priors=jdm.Priors(ability_sd=None, ability_scale_sd=3.0))
 
 
 def _frame_of(data) -> pd.DataFrame:

@@ -30,6 +30,8 @@ Bernoulli kernel :math:`y\log\sigma(\eta) + (n-y)\log\sigma(-\eta) = y\eta - n\,
 
 from __future__ import annotations
 
+import dataclasses
+
 import warnings
 from dataclasses import dataclass
 
@@ -152,7 +154,7 @@ def _warn_prior_only_judges(data: Comparisons, priors: Priors) -> None:
 
 def build(
     data: Comparisons, *, priors: Priors | None = None, discrimination: bool = True,
-    ties: str = "half",
+    ties: str = "half", ability_scale_sd: float | None = None,
 ) -> pm.Model:
     """Build the judge-discrimination BTL as a PyMC model.
 
@@ -172,6 +174,11 @@ def build(
         ``verdict``) = (wins, ties, losses) of item i. Refused on data without ties, or with a
         judge who never or only tied (that ν is not identified:
         :func:`bayescal.identify.require_tie_parameters`).
+    ability_scale_sd : float, optional
+        Learn the abilities' scale: shorthand for ``priors`` with ``ability_sd=None,
+        ability_scale_sd=ability_scale_sd`` (the other scales as ``priors`` gives them), the
+        command line's ``--ability-scale-sd``. The posterior to read after an adaptive choice
+        of comparisons (:func:`bayescal.design.next_comparisons`), fitted by NUTS.
 
     Returns
     -------
@@ -201,6 +208,12 @@ def build(
     priors = priors if priors is not None else Priors()
     if not isinstance(priors, Priors):
         raise TypeError(f"priors must be a judge_discrimination_btl.Priors, got {priors!r}")
+    if ability_scale_sd is not None:
+        if priors.ability_scale_sd not in (None, ability_scale_sd):
+            # two values for one prior: neither may be ignored
+            raise ValueError(f"ability_scale_sd={ability_scale_sd} and priors.ability_scale_sd="
+                             f"{priors.ability_scale_sd} disagree: give one of them")
+        priors = dataclasses.replace(priors, ability_sd=None, ability_scale_sd=ability_scale_sd)
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     if ties == "davidson" and data.n_features:
