@@ -615,7 +615,11 @@ def _read_data(args: argparse.Namespace, entry: registry.Entry
         return _read_human_calibration(args, entry)
     if entry.data_type == "Comparisons":
         data, frame, layout = _read_comparisons(args, entry, args.file)
-        return data, [_input(args.file, frame, "verdicts", layout)]
+        record = _input(args.file, frame, "verdicts", layout)
+        adaptive = _adaptive_rows(frame)
+        if adaptive:
+            record["adaptive_rows"] = adaptive
+        return data, [record]
     frame = _read_table(args.file, args.format)
     names = [k for k, _, _ in _DATA_FLAGS[entry.data_type]]
     columns = _given(args, names)
@@ -632,6 +636,38 @@ def _read_data(args: argparse.Namespace, entry: registry.Entry
     _check_columns(frame, args.file, Ratings.from_frame, columns, names)
     data = read_ratings(frame, scale=tuple(args.rating_scale), **columns)
     return data, [_input(args.file, frame, "ratings")]
+
+
+def _adaptive_rows(frame: pd.DataFrame) -> int:
+    """Rows that ``bayescal next`` chose for their expected gain (its ``chosen`` column,
+    appended with the verdicts): the design's history, read by :func:`_adaptive_note`."""
+    from bayescal.design import ADAPTIVE, CHOSEN_COLUMN
+
+    if CHOSEN_COLUMN not in frame:
+        return 0
+    return int((frame[CHOSEN_COLUMN].astype(str).str.strip() == ADAPTIVE).sum())
+
+
+def _adaptive_note(args: argparse.Namespace, entry: registry.Entry, options: dict[str, Any],
+                   inputs: list[dict[str, Any]]) -> str | None:
+    """What the intervals of a leaderboard fitted on adaptively chosen verdicts are worth.
+
+    After ``bayescal next``'s choice from a first fit of a few verdicts per pair, the
+    judge-aware leaderboard's Wald intervals and a fixed prior's posterior cover about two
+    points under their level; the NUTS posterior with the abilities' scale learned keeps it
+    (``validation/design_comparisons.py``). DIAL's human comparisons keep it either way."""
+    adaptive = sum(int(r.get("adaptive_rows", 0)) for r in inputs)
+    if not adaptive or entry.stem != "judge_discrimination_btl":
+        return None
+    rows = sum(int(r.get("rows", 0)) for r in inputs)
+    chosen = (f"{adaptive} of the {rows} verdicts were chosen by bayescal next from earlier "
+              "fits (column chosen = greedy)")
+    if args.method == "nuts" and options.get("ability_scale_sd") is not None:
+        return (f"{chosen}; the posterior with the abilities' scale learned keeps its level "
+                "after such a choice")
+    return (f"{chosen}: after an adaptive choice from a first fit of a few verdicts per pair "
+            "these intervals cover about two points under their level (less with more "
+            "verdicts); the posterior that keeps it is --method nuts --ability-scale-sd 2")
 
 
 def _read_human_calibration(args: argparse.Namespace, entry: registry.Entry
@@ -774,6 +810,9 @@ def _fit(args: argparse.Namespace) -> int:
         covariance = _covariance(args, entry, data) if args.method == "mle" else {}
         step = _fit_human_calibration if entry.stem == "human_calibration" else _fit_model
         fitted = step(args, entry, data, options, covariance)
+        note = _adaptive_note(args, entry, options, inputs)
+        if note is not None:
+            fitted.notes.append(note)
         if args.method == "nuts":
             result = fitted.fits["nuts"]
             diagnostics = bc.diagnose(result, warn=True)
@@ -1567,13 +1606,15 @@ def _next(args: argparse.Namespace) -> int:
     table = design.next_comparisons(run.result(), args.budget, target=target, top=args.top,
                                     judges=args.judges, explore=args.explore,
                                     random_seed=args.seed)
-    columns = [c for c in ("item_a", "item_b", "judge", "outcome") if c in table]
+    columns = [c for c in ("item_a", "item_b", "judge", "outcome", design.CHOSEN_COLUMN)
+               if c in table]
     write_atomic(out, table[columns].to_csv(index=False).encode())
     print(f"wrote {len(table)} comparisons to {out} (target: {table.attrs['target']}; its "
           f"standard error {table.attrs['target_se_now']:.4g} now, "
           f"{table['target_se'].iloc[-1]:.4g} expected after them; "
           f"{(table['chosen'] == 'random').sum()} drawn at random, --explore {args.explore}). "
-          "Fill in the outcome column, append the rows to the verdicts and fit again. After an "
+          "Fill in the outcome column, append the rows to the verdicts (keep the chosen column: "
+          "bayescal fit reads it as the design's history) and fit again. After an "
           "adaptive choice from a first fit of a few verdicts per pair, a judge-aware "
           "leaderboard's Wald intervals (and a fixed prior's posterior) cover about two points "
           "less than their level, less as the verdicts grow; the NUTS posterior with the "
@@ -1599,7 +1640,8 @@ def _next_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     nxt.add_argument("--budget", type=_positive_int, required=True,
                      help="number of comparisons to choose")
     nxt.add_argument("--out", required=True, metavar="FILE",
-                     help="CSV to write: item_a, item_b, judge, outcome (empty)")
+                     help="CSV to write: item_a, item_b, judge, outcome (empty), chosen (greedy or "
+                     "random: the history a later bayescal fit reads)")
     nxt.add_argument("--target", type=_names, default=None, metavar="A,B",
                      help="one contrast: the two item labels (default: every pairwise contrast)")
     nxt.add_argument("--top", type=_positive_int, default=None, metavar="K",

@@ -122,6 +122,12 @@ __all__ = ["MAX_STRATA", "active_labels", "active_mean", "allocate_labels", "cho
 #: would rest on a handful of labels each; bin the scores first.
 MAX_STRATA = 20
 
+#: The ``chosen`` value of a comparison picked for its expected gain from a fit's estimates
+#: (``"random"`` marks the explore share): the history a later fit reads from the appended
+#: verdicts (``bayescal fit`` counts these rows and says which interval keeps its level).
+ADAPTIVE = "greedy"
+CHOSEN_COLUMN = "chosen"
+
 
 def _one_judge(data: Labels, judge: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(human labels, judge labels) of the labelled items and the judge labels of the others."""
@@ -516,7 +522,7 @@ def next_comparisons(
         sigma = sigma - c * np.outer(u, u)
         rows.append({"item_a": items[cand_i[best]], "item_b": items[cand_j[best]],
                      "judge": asked[cand_k[best]], "outcome": None,
-                     "chosen": "random" if is_random[step] else "greedy",
+                     "chosen": "random" if is_random[step] else ADAPTIVE,
                      "p_item_a": float(p[best]),
                      "gain": float(gain[best]),
                      "target_se": float(np.sqrt(max(np.trace(a @ sigma), 0.0)))})

@@ -251,7 +251,10 @@ def test_next_comparisons_refuses_what_it_cannot_use(leaderboard):
 def test_cli_round_trip_fit_next_fill_append_refit(tmp_path, capsys):
     """bayescal fit → bayescal next → outcomes filled in and appended → bayescal fit again:
     the CSV is in the tidy verdict format the fit reads, the contrasts' mean standard error
-    falls, and the command refuses to write over its input or into the run folder."""
+    falls, and the command refuses to write over its input or into the run folder. The
+    ``chosen`` column is the design's history: the refit counts the greedy rows in run.json
+    and its note points to the interval that keeps its level (catches the history lost on the
+    way: the column not written, not counted, or the note missing)."""
     from bayescal.cli import main
     from bayescal.runs import load_run
 
@@ -262,8 +265,9 @@ def test_cli_round_trip_fit_next_fill_append_refit(tmp_path, capsys):
     assert main(["next", str(tmp_path / "r1"), "--budget", "300", "--out", str(out),
                  "--seed", "3"]) == 0
     ask = pd.read_csv(out, keep_default_na=False, na_values=[""])
-    assert list(ask.columns) == ["item_a", "item_b", "judge", "outcome"]
+    assert list(ask.columns) == ["item_a", "item_b", "judge", "outcome", "chosen"]
     assert len(ask) == 300 and ask["outcome"].isna().all()
+    assert set(ask["chosen"]) == {"greedy", "random"}
     est = load_run(tmp_path / "r1").result()
     s = est.params["ability"].to_series()
     g = est.params["discrimination"].to_series()
@@ -273,7 +277,13 @@ def test_cli_round_trip_fit_next_fill_append_refit(tmp_path, capsys):
     ask["outcome"] = (rng.random(len(ask)) < p).astype(int)
     both = tmp_path / "both.csv"
     pd.concat([pd.read_csv(verdicts), ask]).to_csv(both, index=False)
+    capsys.readouterr()
     assert main([*fit, str(both), "--out", str(tmp_path / "r2")]) == 0
+    greedy = int((ask["chosen"] == "greedy").sum())
+    assert load_run(tmp_path / "r2").meta["inputs"][0]["adaptive_rows"] == greedy
+    assert f"{greedy} of the {900 + 300} verdicts were chosen by bayescal next" in \
+        capsys.readouterr().err
+    assert "adaptive_rows" not in load_run(tmp_path / "r1").meta["inputs"][0]
 
     def mean_se(run):
         table = load_run(tmp_path / run).result()
@@ -633,7 +643,8 @@ def test_next_human_comparisons_use_what_the_llm_verdicts_pin():
 
 def test_cli_next_for_a_human_calibration_run(tmp_path, capsys):
     """bayescal next on a human-calibration run writes human comparisons (no judge column,
-    the human file's format) and refuses --judges there."""
+    the human file's format, with the chosen column of the history) and refuses --judges
+    there."""
     from bayescal import simulate_dial as sd
     from bayescal.charts import comparison_verdicts
     from bayescal.cli import main
@@ -655,7 +666,7 @@ def test_cli_next_for_a_human_calibration_run(tmp_path, capsys):
     out = tmp_path / "next.csv"
     assert main(["next", str(tmp_path / "run"), "--budget", "8", "--out", str(out)]) == 0
     ask = pd.read_csv(out)
-    assert list(ask.columns) == ["item_a", "item_b", "outcome"] and len(ask) == 8
+    assert list(ask.columns) == ["item_a", "item_b", "outcome", "chosen"] and len(ask) == 8
     capsys.readouterr()
     assert main(["next", str(tmp_path / "run"), "--budget", "8", "--judges", "human",
                  "--out", str(tmp_path / "n2.csv")]) == 2
