@@ -151,7 +151,8 @@ def _posterior_intervals(data, i, j, k, y, items, judges, scales, rng, m=2000, m
     ends agreed to 0.013 on average for a posterior sd of 0.27, with the learned scale
     (``Priors(ability_sd=None, ability_scale_sd=2)``) to 0.014 for 0.26, and the mean
     half-widths to 0.001). Several ``scales`` pool their weighted draws, each point weighted by
-    the half-normal prior's mass on the log grid (``m_grid`` draws at each). Returns (lower, upper, effective sample size)."""
+    the half-normal prior's mass on the log grid (``m_grid`` draws at each). Returns (lower,
+    upper, effective sample size)."""
     cells, inverse = np.unique(np.stack([i, j, k], axis=1), axis=0, return_inverse=True)
     n_c = np.bincount(inverse.ravel(), minlength=len(cells)).astype(float)
     wins = np.bincount(inverse.ravel(), weights=y, minlength=len(cells))
@@ -177,9 +178,9 @@ def _posterior_intervals(data, i, j, k, y, items, judges, scales, rng, m=2000, m
 
 
 def one(seed: int, n_items: int, n0: int, budget: int, batches: int, design: str,
-        target: dict, posterior: bool = False) -> dict[str, float]:
+        target: dict, posterior: bool = False, spread: float = 1.0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
-    s = rng.normal(size=n_items)
+    s = spread * rng.normal(size=n_items)
     s -= s.mean()
     gamma = np.array([1.5, 1 / 1.5])
     items = [f"m{n:02d}" for n in range(n_items)]
@@ -301,21 +302,23 @@ DESIGNS = {"random": ("random", {}),
 
 
 def run(reps: int, n_items: int = 20, n0: int = 600, budget: int = 400, batches: int = 4,
-        only: Sequence[str] | None = None, posterior: bool = False) -> pd.DataFrame:
+        only: Sequence[str] | None = None, posterior: bool = False, spread: float = 1.0
+        ) -> pd.DataFrame:
     """One row per design of ``DESIGNS`` (or of ``only``, a subset that includes random);
-    ``posterior`` adds the penalised fit's and the exact posterior's columns."""
+    ``posterior`` adds the penalised fit's and the exact posterior's columns; ``spread`` is the
+    true abilities' standard deviation (1: the card's table)."""
     designs = {name: DESIGNS[name] for name in (only or DESIGNS)}
     out = []
     for name, (kind, target) in designs.items():
         res = pd.DataFrame([r for r in (one(1000 + r, n_items, n0, budget, batches, kind,
-                                            target, posterior) for r in range(reps))
+                                            target, posterior, spread) for r in range(reps))
                             if r is not None])
         # contrasts of one replicate share its data: the band comes from the spread of the
         # replicates' coverages, not from 190 independent Bernoulli trials
-        spread = {f"{c}_sd": float(res[c].std(ddof=1) / np.sqrt(len(res))) for c in res
-                  if c == "coverage" or c.startswith(("coverage_laplace", "coverage_posterior"))}
+        band_sd = {f"{c}_sd": float(res[c].std(ddof=1) / np.sqrt(len(res))) for c in res
+                   if c == "coverage" or c.startswith(("coverage_laplace", "coverage_posterior"))}
         out.append({"design": name, **res.mean().to_dict(), "refused": reps - len(res),
-                    **spread})
+                    **band_sd})
     table = pd.DataFrame(out).set_index("design")
     base = table.loc["random"]
     n_total = n0 + budget
@@ -348,13 +351,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="add the columns of the penalised fit (Laplace) and of the exact "
                     "posterior (importance sampling) at ability_sd 1 and 2 and with the scale "
                     "learned (about 3 s of CPU per replicate)")
+    ap.add_argument("--spread", type=float, default=1.0,
+                    help="standard deviation of the true abilities (default 1): whether the "
+                    "learned scale's posterior keeps its level when the truth is not the "
+                    "priors' N(0, 1)")
     args = ap.parse_args(argv)
     reps = args.reps or (40 if args.quick else 200)
     names = list(DESIGNS)
     only = None if args.only is None else [names[0]] + [names[r] for r in args.only if r]
     n0, budget = 600 * args.scale, 400 * args.scale
-    table = run(reps, n0=n0, budget=budget, only=only, posterior=args.posterior)
-    print(f"20 models, 2 judges (discrimination 1.5, 0.67); {n0} random verdicts, then {budget} "
+    table = run(reps, n0=n0, budget=budget, only=only, posterior=args.posterior,
+                spread=args.spread)
+    print(f"20 models (abilities N(0, {args.spread:g}²)), 2 judges (discrimination 1.5, "
+          f"0.67); {n0} random verdicts, then {budget} "
           f"more (adaptive: 4 rounds of {budget // 4}); {reps} replicates; 95 % Wald intervals "
           "of the 190 contrasts")
     with pd.option_context("display.width", 160):
