@@ -68,6 +68,7 @@ from bayescal.data import Comparisons, DataError
 from bayescal.design import next_comparisons
 from bayescal.frequentist import judge_discrimination_btl as jd
 from bayescal.frequentist._core import MLEBoundaryError
+from bayescal.identify import IdentificationError
 
 LEVEL = 0.95
 Z = 1.959963984540054
@@ -178,7 +179,17 @@ def _posterior_intervals(data, i, j, k, y, items, judges, scales, rng, m=2000, m
 
 
 def one(seed: int, n_items: int, n0: int, budget: int, batches: int, design: str,
-        target: dict, posterior: bool = False, spread: float = 1.0) -> dict[str, float]:
+        target: dict, posterior: bool = False, spread: float = 1.0) -> dict[str, float] | None:
+    """One replicate's figures, or None (counted in ``refused``) when a fit it needs has no
+    MLE: with widely spread abilities (``--spread 2``) an item may win every verdict."""
+    try:
+        return _one(seed, n_items, n0, budget, batches, design, target, posterior, spread)
+    except IdentificationError:
+        return None
+
+
+def _one(seed: int, n_items: int, n0: int, budget: int, batches: int, design: str,
+         target: dict, posterior: bool, spread: float) -> dict[str, float] | None:
     rng = np.random.default_rng(seed)
     s = spread * rng.normal(size=n_items)
     s -= s.mean()
