@@ -375,11 +375,7 @@ def test_study_posterior_by_importance_sampling_is_the_normal_limit_with_many_ve
     taken at the wrong quantiles."""
     import warnings
 
-    sys.path.insert(0, str(ROOT / "validation"))
-    try:
-        import design_comparisons as dc
-    finally:
-        sys.path.pop(0)
+    dc = _validation("design_comparisons")
     from bayescal.frequentist import judge_discrimination_btl as jd
     from bayescal.models.judge_discrimination_btl import Priors
 
@@ -411,11 +407,7 @@ def test_study_posterior_columns_run_and_are_judged():
     column has its verdict and a saving (0 for random verdicts), and the importance sampler
     keeps an effective sample of hundreds of draws (catches a column left without its band and
     a proposal far from the posterior, whose weights collapse onto a few draws)."""
-    sys.path.insert(0, str(ROOT / "validation"))
-    try:
-        import design_comparisons as dc
-    finally:
-        sys.path.pop(0)
+    dc = _validation("design_comparisons")
     names = list(dc.DESIGNS)
     table = dc.run(4, only=[names[0], names[2]], posterior=True)
     for name in ("laplace_sd1", "laplace_sd2", "posterior_sd1", "posterior_sd2",
@@ -436,11 +428,7 @@ def test_learned_scale_nuts_posterior_is_the_studys_importance_sampled_one():
     import bayescal
     from bayescal.models import judge_discrimination_btl as mj
 
-    sys.path.insert(0, str(ROOT / "validation"))
-    try:
-        import design_comparisons as dc
-    finally:
-        sys.path.pop(0)
+    dc = _validation("design_comparisons")
     rng = np.random.default_rng(11)
     n_items, n = 8, 400
     s = 0.8 * rng.normal(size=n_items)
