@@ -367,6 +367,20 @@ def test_learned_ability_scale_is_refused_where_it_cannot_be_used():
         jd.fit(data, penalty=mj.Priors(ability_sd=None, ability_scale_sd=2.0))
 
 
+def _study_verdicts(dc, rng, n_items: int, n: int, spread: float):
+    """The design study's verdicts on random pairs: true abilities (centred N(0, spread²)),
+    the two judges' discriminations 1.5 and 1/1.5, the Comparisons and the raw codes."""
+    s = spread * rng.normal(size=n_items)
+    s -= s.mean()
+    i = rng.integers(0, n_items, n)
+    j = (i + rng.integers(1, n_items, n)) % n_items
+    k = rng.integers(0, 2, n)
+    y = dc._collect(rng, s, np.array([1.5, 1 / 1.5]), i, j, k)
+    items, judges = [f"m{t}" for t in range(n_items)], ["j0", "j1"]
+    data = Comparisons.from_codes(items, judges, judge=k, item_a=i, item_b=j, outcome=y)
+    return s, data, items, judges, (i, j, k, y)
+
+
 def test_study_posterior_by_importance_sampling_is_the_normal_limit_with_many_verdicts():
     """The design study's exact-posterior columns (importance sampling from a t proposal at the
     penalised mode): with 400 verdicts per pair the posterior is close to normal, so its 95 %
@@ -380,15 +394,8 @@ def test_study_posterior_by_importance_sampling_is_the_normal_limit_with_many_ve
     from bayescal.models.judge_discrimination_btl import Priors
 
     rng = np.random.default_rng(3)
-    n_items, n = 8, 11200
-    s = rng.normal(size=n_items)
-    s -= s.mean()
-    i = rng.integers(0, n_items, n)
-    j = (i + rng.integers(1, n_items, n)) % n_items
-    k = rng.integers(0, 2, n)
-    y = dc._collect(rng, s, np.array([1.5, 1 / 1.5]), i, j, k)
-    items, judges = [f"m{t}" for t in range(n_items)], ["j0", "j1"]
-    data = Comparisons.from_codes(items, judges, judge=k, item_a=i, item_b=j, outcome=y)
+    n_items = 8
+    s, data, items, judges, (i, j, k, y) = _study_verdicts(dc, rng, n_items, 11200, 1.0)
     lo, hi, ess = dc._posterior_intervals(data, i, j, k, y, items, judges, (2.0,), rng, m=8000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -430,15 +437,8 @@ def test_learned_scale_nuts_posterior_is_the_studys_importance_sampled_one():
 
     dc = _validation("design_comparisons")
     rng = np.random.default_rng(11)
-    n_items, n = 8, 400
-    s = 0.8 * rng.normal(size=n_items)
-    s -= s.mean()
-    i = rng.integers(0, n_items, n)
-    j = (i + rng.integers(1, n_items, n)) % n_items
-    k = rng.integers(0, 2, n)
-    y = dc._collect(rng, s, np.array([1.5, 1 / 1.5]), i, j, k)
-    items, judges = [f"m{t}" for t in range(n_items)], ["j0", "j1"]
-    data = Comparisons.from_codes(items, judges, judge=k, item_a=i, item_b=j, outcome=y)
+    n_items = 8
+    s, data, items, judges, (i, j, k, y) = _study_verdicts(dc, rng, n_items, 400, 0.8)
     lo, hi, _ = dc._posterior_intervals(data, i, j, k, y, items, judges, tuple(dc.SCALE_GRID),
                                         rng, m_grid=3000)
     tree = bayescal.fit(mj.build(data, priors=mj.Priors(ability_sd=None, ability_scale_sd=2.0)),
