@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import re
 import sys
 import time
@@ -741,7 +742,12 @@ def _refuse_for_method(args: argparse.Namespace, entry: registry.Entry) -> None:
                      else "the PyMC model (--method map or nuts)")
             raise _UsageError(f"{opt.flag} does not apply to --method {method}: it is an option "
                               f"of {where}", prog)
-    if method == "map" and getattr(args, "opt_ability_scale_sd", None) is not None:
+    scale_sd = getattr(args, "opt_ability_scale_sd", None)
+    if scale_sd is not None and not (math.isfinite(scale_sd) and scale_sd > 0):
+        raise _UsageError(f"--ability-scale-sd must be a finite positive number (the "
+                          f"half-normal prior's scale of the abilities' spread), got {scale_sd}",
+                          prog)
+    if method == "map" and scale_sd is not None:
         raise _UsageError("--ability-scale-sd does not apply to --method map: with the "
                           "abilities' scale learned the joint density grows without bound as "
                           "the scale and the abilities shrink together, so a MAP is at best a "
@@ -859,7 +865,6 @@ def _fit_human_calibration(args: argparse.Namespace, entry: registry.Entry, data
                            options: dict[str, Any], covariance: dict[str, Any]) -> _Fitted:
     """DIAL's calibration: λ given or chosen by GACV (the twin's choice, also for MAP and
     NUTS); λ = ∞ by NUTS is the cut posterior; ``--baselines`` adds DIAL's baselines."""
-    import math
 
     import bayescal as bc
     from bayescal.frequentist import human_calibration as hc

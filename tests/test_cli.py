@@ -582,6 +582,8 @@ def test_a_flag_of_another_model_is_refused(model, argv, flag, verdicts_csv, no_
     (["--method", "mle", "--discrimination-scale", "wide"], "--discrimination-scale"),
     (["--method", "mle", "--ability-scale-sd", "2"], "--ability-scale-sd"),
     (["--method", "map", "--ability-scale-sd", "2"], "--ability-scale-sd"),
+    (["--method", "nuts", "--ability-scale-sd", "-1"], "--ability-scale-sd"),
+    (["--method", "nuts", "--ability-scale-sd", "nan"], "--ability-scale-sd"),
 ])
 def test_a_flag_the_method_does_not_use_is_refused(argv, named, verdicts_csv, no_fitting,
                                                    capsys):
